@@ -1,0 +1,23 @@
+# The GPU matrix multiplication study: compile each step, generate seeded
+# inputs, time and verify every variant on every shape, collect, plot.
+#   snakemake --cores 1                    # the study, on this machine's GPU
+#   snakemake --cores 2 --directory .test  # the small CPU-only study (CI)
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/compile.smk"
+include: "workflow/rules/inputs.smk"
+include: "workflow/rules/bench.smk"
+include: "workflow/rules/collect.smk"
+include: "workflow/rules/report.smk"
+
+
+rule all:
+    input:
+        final_outputs(),

@@ -1,0 +1,101 @@
+"""Building variants: nvcc and gcc command lines, and ptxas's resource report."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from .errors import StudyError
+from .registry import Variant
+
+NVCC_FLAGS = ["-O3", "-lineinfo"]   # -lineinfo: source lines for ncu, no cost
+GCC_FLAGS = ["-O2", "-shared", "-fPIC"]
+
+
+def nvcc_command(variant: Variant, arch: str, out: Path) -> list[str]:
+    """nvcc line that builds a cuda variant into a cubin for one target.
+
+    -Xptxas=-v makes ptxas print registers, shared memory and spills per
+    kernel; parse_ptxas() turns that into data.
+    """
+    defines = [f"-D{k}={v}" for k, v in variant.defines.items()]
+    return ["nvcc", "-cubin", f"-arch={arch}", *NVCC_FLAGS, "-Xptxas=-v", *defines,
+            "-o", str(out), str(variant.file)]
+
+
+def gcc_command(variant: Variant, out: Path) -> list[str]:
+    return ["gcc", *GCC_FLAGS, "-o", str(out), str(variant.file)]
+
+
+HARNESS_SOURCE = Path(__file__).resolve().parent / "harness.cu"
+
+
+def build_harness(arch: str, out: Path, log) -> None:
+    """The harness's blocking kernel (harness.cu), for the GPU at hand."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    run_build(["nvcc", "-cubin", f"-arch={arch}", "-O3", "-o", str(out), str(HARNESS_SOURCE)], log)
+
+
+_PTXAS = {
+    "registers": r"Used (\d+) registers",
+    "barriers": r"used (\d+) barriers",
+    "shared_bytes": r"(\d+) bytes smem",
+    "stack_bytes": r"(\d+) bytes stack frame",
+    "spill_store_bytes": r"(\d+) bytes spill stores",
+    "spill_load_bytes": r"(\d+) bytes spill loads",
+}
+
+
+def parse_ptxas(text: str) -> dict[str, dict[str, int]]:
+    """ptxas -v output -> {kernel: {registers, shared_bytes, spill_*...}}.
+
+    Each entry function's block starts at "Compiling entry function 'name'";
+    a count that ptxas leaves out (no smem, no barriers) is 0.
+    """
+    out = {}
+    for block in re.split(r"(?=Compiling entry function ')", text)[1:]:
+        name = re.match(r"Compiling entry function '([^']+)'", block).group(1)
+        out[name] = {key: int(m.group(1)) if (m := re.search(rx, block)) else 0
+                     for key, rx in _PTXAS.items()}
+    return out
+
+
+def run_build(cmd: list[str], log) -> str:
+    """Run a compiler, copy its output to the log, raise StudyError on failure."""
+    if shutil.which(cmd[0]) is None:
+        raise StudyError(f"{cmd[0]} was not found on PATH; install it (nvcc: the CUDA toolkit) or fix PATH")
+    print("$ " + " ".join(cmd), file=log, flush=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    log.write(proc.stdout + proc.stderr)
+    log.flush()
+    if proc.returncode != 0:
+        first = next((ln for ln in (proc.stderr + proc.stdout).splitlines() if "error" in ln.lower()),
+                     f"exit status {proc.returncode}")
+        raise StudyError(f"{cmd[0]} failed on {cmd[-1]}: {first.strip()}")
+    return proc.stdout + proc.stderr
+
+
+def build(variant: Variant, out: Path, resources: Path, arch: str | None, log) -> dict:
+    """Build one variant; write its resource report (JSON) and return it."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if variant.backend == "cuda":
+        if not arch:
+            raise StudyError(f"{variant.id}: no nvcc target; set arch in config (e.g. sm_90)")
+        text = run_build(nvcc_command(variant, arch, out), log)
+        kernels = parse_ptxas(text)
+        if variant.id not in kernels:
+            raise StudyError(f"{variant.file.name} has no kernel named '{variant.id}' "
+                             f"(found {sorted(kernels)}); the __global__ function must carry the variant's id")
+        report = {"variant": variant.id, "arch": arch, "defines": variant.defines,
+                  "block": list(variant.block[:2]), "tile": list(variant.tile), **kernels[variant.id]}
+    elif variant.backend == "c":
+        run_build(gcc_command(variant, out), log)
+        report = {"variant": variant.id, "arch": "host", "defines": variant.defines}
+    else:
+        raise StudyError(f"{variant.id}: backend {variant.backend} is not built")
+    with open(resources, "w") as fh:
+        json.dump(report, fh, indent=2)
+    return report

@@ -1,0 +1,91 @@
+"""Facts about the machine that need no CUDA context: nvidia-smi, the CPU."""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import shutil
+import subprocess
+
+from .errors import StudyError
+
+
+def visible_gpu() -> dict:
+    """Name and compute capability of the first GPU that CUDA will use.
+
+    Asks nvidia-smi (cheap, no CUDA context). nvidia-smi ignores
+    CUDA_VISIBLE_DEVICES, so its first entry picks the device by index/UUID.
+    """
+    exe = shutil.which("nvidia-smi")
+    if exe is None:
+        raise StudyError("no GPU is visible: nvidia-smi was not found (no NVIDIA driver on this machine)")
+    cmd = [exe, "--query-gpu=name,compute_cap,uuid", "--format=csv,noheader"]
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip()
+    if visible:
+        cmd.append(f"--id={visible}")
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        raise StudyError(f"no GPU is visible: nvidia-smi failed ({err})") from None
+    lines = [ln for ln in out.stdout.splitlines() if ln.strip()]
+    if out.returncode != 0 or not lines:
+        msg = (out.stderr or out.stdout).strip().splitlines()
+        raise StudyError(f"no GPU is visible: nvidia-smi says {msg[0] if msg else 'nothing'}")
+    name, cc, uuid = (f.strip() for f in lines[0].split(","))
+    return {"name": name, "compute_capability": cc, "uuid": uuid}
+
+
+def gpu_label(name: str) -> str:
+    """A short folder name for a GPU model: 'NVIDIA H100 80GB HBM3' -> 'h100'.
+
+    Vendor and brand words and the memory size/type go; the model and form
+    factor stay ('NVIDIA H100 PCIe' -> 'h100-pcie', 'NVIDIA A100-SXM4-80GB'
+    -> 'a100-sxm4'), so GPUs that perform differently get different folders.
+    """
+    drop = re.compile(r"^(nvidia|geforce|tesla|quadro|\d+gb|hbm\d*e?|gddr\d*x?)$")
+    words = [w for w in re.split(r"[^a-z0-9]+", name.lower()) if w and not drop.match(w)]
+    return "-".join(words) or "gpu"
+
+
+def arch_of(compute_capability: str) -> str:
+    """'9.0' -> 'sm_90'."""
+    major, minor = compute_capability.split(".")
+    return f"sm_{major}{minor}"
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def blas_threads():
+    """Context in which the CPU BLAS uses every core this process may run on.
+
+    Snakemake limits BLAS threads to a job's `threads`; the CPU baseline and
+    the reference are meant to use the whole CPU (bench jobs hold all cores).
+    """
+    from threadpoolctl import threadpool_limits
+    return threadpool_limits(limits=cpu_threads(), user_api="blas")
+
+
+def blas_description() -> str:
+    """Which BLAS numpy uses, and with how many threads: 'openblas 0.3.31, 16 threads'."""
+    from threadpoolctl import threadpool_info
+    blas = [i for i in threadpool_info() if i.get("user_api") == "blas"]
+    if not blas:
+        return "unknown BLAS"
+    return ", ".join(f"{i['internal_api']} {i.get('version')}, {i['num_threads']} threads" for i in blas)
+
+
+def cpu_threads() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1

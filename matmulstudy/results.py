@@ -1,0 +1,88 @@
+"""The tidy results table of one study (one GPU), and what is read off it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from .errors import StudyError
+from .registry import Variant
+
+
+def collect(bench_csvs: list, gpu_json: str | None, registry: dict[str, Variant]) -> pd.DataFrame:
+    """One row per sample from every bench job, with the study's GPU on each.
+
+    Refuses to merge samples timed on different GPUs: a figure from such a
+    table would compare kernels that never ran on the same hardware.
+    """
+    frames = [pd.read_csv(p) for p in bench_csvs]
+    if not frames:
+        raise StudyError("no bench results to collect")
+    df = pd.concat(frames, ignore_index=True)
+    gpu_names = sorted(df.loc[df["backend"].isin(["cuda", "cublas"]), "device"].dropna().unique())
+    if gpu_json:
+        with open(gpu_json) as fh:
+            info = json.load(fh)
+        gpu_names = sorted(set(gpu_names) | {info["gpu_name"]})
+    if len(gpu_names) > 1:
+        raise StudyError(f"results come from different GPUs {gpu_names}; give each GPU its own label "
+                         "(results/<label>/) and rerun the study there")
+    df.insert(df.columns.get_loc("variant") + 1, "title", df["variant"].map(lambda v: registry[v].title))
+    df["gpu"] = gpu_names[0] if gpu_names else "none"
+    order = {vid: v.order for vid, v in registry.items()}
+    return (df.sort_values(["variant", "M", "N", "K", "seed", "sample"],
+                           key=lambda s: s.map(order) if s.name == "variant" else s)
+              .reset_index(drop=True))
+
+
+def summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Median time and GFLOP/s with the interquartile range, per variant and shape.
+
+    Only verified samples count; a failed measurement stays as a row with
+    verified = False and no numbers.
+    """
+    keys = ["variant", "title", "M", "N", "K"]
+
+    def agg(g):
+        ok = g[g["verified"]]
+        t = ok["time_ms"]
+        f = ok["gflops"]
+        return pd.Series({
+            "verified": bool(g["verified"].all()),
+            "samples": len(ok),
+            "median_ms": t.median(), "q1_ms": t.quantile(0.25), "q3_ms": t.quantile(0.75),
+            "median_gflops": f.median(), "q1_gflops": f.quantile(0.25), "q3_gflops": f.quantile(0.75),
+            "max_error": g["max_error"].max(),
+        })
+    out = df.groupby(keys, sort=False).apply(agg, include_groups=False).reset_index()
+    return out
+
+
+def failures(df: pd.DataFrame) -> list[str]:
+    """One line per (variant, shape, seed) whose result did not verify."""
+    bad = df[~df["verified"]].drop_duplicates(["variant", "M", "N", "K", "seed"])
+    return [f"{r.variant} {r.M}x{r.N}x{r.K} seed {r.seed}: {r.bad_elements} wrong element(s), "
+            f"{r.unwritten_elements} never written, max error {r.max_error:.3g} > {r.tolerance:.3g}"
+            for r in bad.itertuples()]
+
+
+def write_failures(df: pd.DataFrame, path: Path) -> list[str]:
+    lines = failures(df)
+    Path(path).write_text("".join(line + "\n" for line in lines))
+    return lines
+
+
+def resources_table(report_paths: list) -> pd.DataFrame:
+    """The compile jobs' resource reports, one row per built variant."""
+    rows = []
+    for path in report_paths:
+        with open(path) as fh:
+            r = json.load(fh)
+        r["defines"] = " ".join(f"-D{k}={v}" for k, v in r.get("defines", {}).items())
+        for key in ("block", "tile"):
+            if key in r:
+                r[key] = "x".join(map(str, r[key]))
+        rows.append(r)
+    return pd.DataFrame(rows).convert_dtypes()

@@ -1,0 +1,104 @@
+"""Every kernel builds with nvcc for sm_90 with no spills; reports become data."""
+
+import io
+import shutil
+
+import numpy as np
+import pytest
+
+from matmulstudy import bench, build, data
+from matmulstudy.config import Shape
+from matmulstudy.errors import StudyError
+from matmulstudy.registry import Variant
+
+needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH")
+
+PTXAS = """\
+ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function 'gpu_tiled' for 'sm_90'
+ptxas info    : Function properties for gpu_tiled
+    0 bytes stack frame, 8 bytes spill stores, 12 bytes spill loads
+ptxas info    : Used 38 registers, used 1 barriers, 2048 bytes smem
+ptxas info    : Compile time = 11.1 ms
+ptxas info    : Compiling entry function 'other' for 'sm_90'
+ptxas info    : Function properties for other
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 10 registers, used 0 barriers
+"""
+
+
+def test_parse_ptxas():
+    kernels = build.parse_ptxas(PTXAS)
+    assert kernels["gpu_tiled"] == {"registers": 38, "barriers": 1, "shared_bytes": 2048, "stack_bytes": 0,
+                                    "spill_store_bytes": 8, "spill_load_bytes": 12}
+    assert kernels["other"]["shared_bytes"] == 0 and kernels["other"]["registers"] == 10
+
+
+@needs_nvcc
+def test_every_cuda_kernel_builds_for_sm90_without_spills(registry, tmp_path):
+    cuda = [v for v in registry.values() if v.backend == "cuda"]
+    assert cuda
+    for v in cuda:
+        log = io.StringIO()
+        report = build.build(v, tmp_path / f"{v.id}.cubin", tmp_path / f"{v.id}.json", "sm_90", log)
+        assert (tmp_path / f"{v.id}.cubin").stat().st_size > 0
+        assert report["registers"] > 0
+        assert report["spill_store_bytes"] == 0 and report["spill_load_bytes"] == 0, log.getvalue()
+        assert report["stack_bytes"] == 0, log.getvalue()
+        assert "-DTILE=16" in log.getvalue() or v.id != "gpu_tiled"
+
+
+@needs_nvcc
+def test_tiled_kernel_reports_its_shared_memory(registry, tmp_path):
+    report = build.build(registry["gpu_tiled"], tmp_path / "t.cubin", tmp_path / "t.json", "sm_90", io.StringIO())
+    assert report["shared_bytes"] == 2 * 16 * 16 * 4
+    assert report["barriers"] == 1
+
+
+@needs_nvcc
+def test_a_kernel_that_does_not_compile_fails_with_nvccs_message(registry, tmp_path):
+    src = tmp_path / "09_broken.cu"
+    src.write_text('extern "C" __global__ void broken(int M) { undeclared_name = M; }\n')
+    v = Variant(id="broken", backend="cuda", title="t", source="s", order=9, file=src,
+                block_expr=(16, 16), tile_expr=(16, 16))
+    log = io.StringIO()
+    with pytest.raises(StudyError, match="nvcc failed on .*09_broken.cu: .*undeclared_name"):
+        build.build(v, tmp_path / "b.cubin", tmp_path / "b.json", "sm_90", log)
+    assert "undeclared_name" in log.getvalue()
+
+
+def test_missing_define_is_a_compile_error(registry, tmp_path):
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc is not on PATH")
+    v = registry["gpu_tiled"]
+    bare = Variant(**{**v.__dict__, "defines": {}})
+    with pytest.raises(StudyError, match="TILE comes from kernels/registry.yaml"):
+        build.build(bare, tmp_path / "t.cubin", tmp_path / "t.json", "sm_90", io.StringIO())
+
+
+@pytest.mark.parametrize("shape", [Shape(1, 1, 1), Shape(17, 33, 65), Shape(64, 48, 40)])
+def test_cpu_naive_builds_with_gcc_and_verifies(registry, tmp_path, shape):
+    v = registry["cpu_naive"]
+    build.build(v, tmp_path / "cpu_naive.so", tmp_path / "r.json", None, io.StringIO())
+    a, b = data.make_inputs(shape, 5)
+    ref, scale = data.reference(a, b)
+    cfg = {"warmup": 0, "repetitions": 1, "cpu_repetitions": 2, "tolerance": 8}
+    rows = bench.measure(v, shape, 5, a, b, ref, scale, tmp_path / "cpu_naive.so", cfg)
+    assert rows["verified"].all() and len(rows) == 2
+    assert (rows["time_ms"] > 0).all()
+    assert np.isfinite(rows["gflops"]).all()
+
+
+def test_numpy_variant_verifies(registry):
+    shape = Shape(31, 7, 129)
+    a, b = data.make_inputs(shape, 1)
+    ref, scale = data.reference(a, b)
+    cfg = {"warmup": 0, "repetitions": 1, "cpu_repetitions": 3, "tolerance": 8}
+    rows = bench.measure(registry["numpy"], shape, 1, a, b, ref, scale, None, cfg)
+    assert rows["verified"].all() and list(rows["sample"]) == [0, 1, 2]
+
+
+@needs_nvcc
+def test_harness_builds(tmp_path):
+    build.build_harness("sm_90", tmp_path / "harness.cubin", io.StringIO())
+    assert (tmp_path / "harness.cubin").stat().st_size > 0

@@ -1,0 +1,65 @@
+"""The config is checked before any job, with one-line messages."""
+
+import copy
+
+import pytest
+
+from matmulstudy.config import Shape, bench_jobs, shapes, validate
+from matmulstudy.errors import StudyError
+
+
+def test_default_config_is_valid(default_config, registry):
+    cfg = validate(default_config, registry)
+    assert cfg["variants"] == list(registry)
+    sizes = [s.M for s in shapes(cfg) if s.is_square]
+    assert min(sizes) == 256 and max(sizes) == 8192
+    assert any(not s.is_square for s in shapes(cfg))
+
+
+@pytest.mark.parametrize("key, value, expected", [
+    ("sizez", [1], "unknown key 'sizez'; allowed keys:"),
+    ("sizes", [256, "big"], "sizes[1] = 'big' is not allowed; expected a list of distinct integers >= 1"),
+    ("sizes", [0], "sizes[0] = 0 is not allowed"),
+    ("shapes", [[1, 2]], "shapes[0] = [1, 2] is not allowed; expected a list of [M, N, K] triples"),
+    ("arch", "hopper", "arch = 'hopper' is not allowed; expected 'auto' (read from the GPU) or an nvcc target"),
+    ("tolerance", -1, "tolerance = -1 is not allowed; expected a number > 0"),
+    ("seeds", [], "seeds = [] is not allowed"),
+    ("variants", ["gpu_magic"], "variants contains unknown variant 'gpu_magic'; known: cpu_naive, numpy"),
+    ("reference_size", 4000, "reference_size = 4000 is not allowed; expected one of sizes"),
+    ("sizes", [4096, 65536], "shape 65536x65536x65536 is too large"),
+])
+def test_bad_config_names_key_value_and_what_is_allowed(default_config, registry, key, value, expected):
+    cfg = copy.deepcopy(default_config)
+    cfg[key] = value
+    with pytest.raises(StudyError) as err:
+        validate(cfg, registry)
+    message = str(err.value)
+    assert expected in message
+    assert "\n" not in message
+
+
+def test_missing_key_is_named(default_config, registry):
+    cfg = copy.deepcopy(default_config)
+    del cfg["repetitions"]
+    with pytest.raises(StudyError, match="missing key 'repetitions'"):
+        validate(cfg, registry)
+
+
+def test_variants_follow_registry_order(default_config, registry):
+    cfg = dict(default_config, variants=["cublas", "gpu_naive"])
+    assert validate(cfg, registry)["variants"] == ["gpu_naive", "cublas"]
+
+
+def test_cpu_naive_is_capped(default_config, registry):
+    cfg = validate(dict(default_config, cpu_naive_max_size=512), registry)
+    naive = {s.tag for v, s, _ in bench_jobs(cfg, registry) if v.id == "cpu_naive"}
+    assert naive == {"256x256x256", "512x512x512"}
+    others = {s.tag for v, s, _ in bench_jobs(cfg, registry) if v.id == "gpu_naive"}
+    assert others == {s.tag for s in shapes(cfg)}
+
+
+def test_shape_tags_round_trip():
+    assert Shape.parse("17x33x65") == Shape(17, 33, 65)
+    assert Shape(17, 33, 65).tag == "17x33x65"
+    with pytest.raises(StudyError):
+        Shape.parse("17x33")

@@ -1,0 +1,75 @@
+"""Collecting, summarising and plotting a results table (no GPU needed)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from matmulstudy import plots, results
+from matmulstudy.errors import StudyError
+
+GPU = {"gpu_name": "Test GPU", "fp32_peak_gflops": 60000.0}
+
+
+def fixture_rows(registry, sizes=(256, 1024, 4096), shapes=((1537, 3001, 997),), fail=("gpu_tiled", 1024)):
+    """A small results table of the collected form, with one failed measurement."""
+    speed = {"cpu_naive": 1, "numpy": 500, "gpu_naive": 4000, "gpu_tiled": 7000, "cublas": 45000}
+    rng = np.random.default_rng(0)
+    rows = []
+    for vid, v in registry.items():
+        for shape in [(n, n, n) for n in sizes] + list(shapes):
+            if vid == "cpu_naive" and max(shape) > 256:
+                continue
+            flop = 2 * np.prod(shape, dtype=float)
+            ok = (vid, shape[0]) != fail
+            for s in range(5 if ok else 1):
+                t = flop / (speed[vid] * 1e9) * 1e3 * (1 + 0.02 * rng.standard_normal()) if ok else np.nan
+                rows.append({"variant": vid, "title": v.title, "M": shape[0], "N": shape[1], "K": shape[2],
+                             "seed": 0, "sample": s, "time_ms": t, "gflops": flop / (t * 1e-3) / 1e9,
+                             "verified": ok, "backend": v.backend, "max_error": 1e-7 if ok else np.nan,
+                             "tolerance": 1e-5, "bad_elements": 0 if ok else 12, "unwritten_elements": 0,
+                             "device": "Test GPU" if v.is_gpu else "Test CPU"})
+    return pd.DataFrame(rows)
+
+
+def test_summary_uses_median_and_iqr_of_verified_samples(registry):
+    df = fixture_rows(registry)
+    s = results.summary(df)
+    row = s[(s.variant == "cublas") & (s.M == 4096)].iloc[0]
+    ok = df[(df.variant == "cublas") & (df.M == 4096)]
+    assert row.median_gflops == pytest.approx(ok.gflops.median())
+    assert row.q1_gflops == pytest.approx(ok.gflops.quantile(0.25))
+    failed = s[(s.variant == "gpu_tiled") & (s.M == 1024)].iloc[0]
+    assert not failed.verified and failed.samples == 0 and np.isnan(failed.median_gflops)
+
+
+def test_failures_are_listed(registry):
+    lines = results.failures(fixture_rows(registry))
+    assert lines == ["gpu_tiled 1024x1024x1024 seed 0: 12 wrong element(s), 0 never written, "
+                     "max error nan > 1e-05"]
+
+
+def test_collect_refuses_results_from_two_gpus(tmp_path, registry):
+    df = fixture_rows(registry).drop(columns="title")
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    df[df.variant == "gpu_naive"].to_csv(a, index=False)
+    other = df[df.variant == "cublas"].copy()
+    other["device"] = "Another GPU"
+    other.to_csv(b, index=False)
+    with pytest.raises(StudyError, match="different GPUs"):
+        results.collect([a, b], None, registry)
+    merged = results.collect([a], None, registry)
+    assert (merged["gpu"] == "Test GPU").all() and "title" in merged
+
+
+def test_report_renders_from_a_results_fixture(tmp_path, registry):
+    df = fixture_rows(registry)
+    paths = plots.size_sweep(df, registry, GPU["gpu_name"], tmp_path / "size_sweep")
+    paths += plots.progression(df, registry, GPU, 4096, tmp_path / "progression")
+    for p in paths:
+        assert p.stat().st_size > 5000
+    svg = (tmp_path / "progression.svg").read_text()
+    for v in registry.values():
+        if v.id not in ("cpu_naive", "cublas"):   # cpu_naive is not run at 4096
+            assert v.title.replace("&", "&amp;") in svg
+    assert "cuBLAS FP32" in svg and "FP32 peak" in svg
+    assert "verification failed" in (tmp_path / "size_sweep.svg").read_text()

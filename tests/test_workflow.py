@@ -1,0 +1,108 @@
+"""The Snakemake workflow as a user runs it: DAG, config errors, CPU-only study."""
+
+import re
+import shutil
+
+import pandas as pd
+import pytest
+import yaml
+
+from conftest import ROOT, snakemake
+from matmulstudy.config import bench_jobs, shapes, validate
+
+
+def job_counts(stdout: str) -> dict[str, int]:
+    table = stdout.split("Job stats:")[1].split("total")[0]
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", table, re.M)}
+
+
+def test_dry_run_builds_the_expected_dag(tmp_path, default_config, registry):
+    proc = snakemake("-n", "--directory", str(tmp_path), "--configfile", str(ROOT / "config/config.yaml"),
+                     "--config", "label=h100", "arch=sm_90")
+    assert proc.returncode == 0, proc.stderr
+    cfg = validate(default_config, registry)
+    n_inputs = len(shapes(cfg)) * len(cfg["seeds"])
+    counts = job_counts(proc.stdout)
+    assert counts == {
+        "gpu_info": 1,
+        "compile_harness": 1,
+        "compile": sum(v.backend == "cuda" for v in registry.values()),
+        "compile_cpu": 1,
+        "inputs": n_inputs,
+        "reference": n_inputs,
+        "bench": len(bench_jobs(cfg, registry)),
+        "collect": 1,
+        "report": 1,
+        "all": 1,
+    }
+    assert "results/h100/build/gpu_tiled.cubin" in proc.stdout
+    assert "reports/h100/figures/progression.png" in proc.stdout
+
+
+@pytest.mark.parametrize("override, message", [
+    ("sizez=[1]", "error: config: unknown key 'sizez'; allowed keys:"),
+    ("tolerance=-2", "error: config: tolerance = -2 is not allowed; expected a number > 0"),
+    ("variants=[gpu_nope]", "error: config: variants contains unknown variant 'gpu_nope'"),
+])
+def test_bad_config_stops_the_run_in_one_line(tmp_path, override, message):
+    proc = snakemake("-n", "--directory", str(tmp_path), "--configfile", str(ROOT / "config/config.yaml"),
+                     "--config", "label=x", "arch=sm_90", override)
+    assert proc.returncode != 0
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.skipif(shutil.which("nvidia-smi") is not None, reason="this machine has a GPU driver")
+def test_auto_label_without_gpu_says_what_to_do(tmp_path):
+    proc = snakemake("-n", "--directory", str(tmp_path), "--configfile", str(ROOT / "config/config.yaml"))
+    assert proc.returncode != 0
+    assert "error: no GPU is visible: nvidia-smi was not found" in proc.stderr
+    assert "set label (and arch, e.g. sm_90) in the config" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def _study_dir(tmp_path, **overrides):
+    with open(ROOT / ".test/config/config.yaml") as fh:
+        cfg = yaml.safe_load(fh)
+    cfg.update(overrides)
+    (tmp_path / "config").mkdir()
+    with open(tmp_path / "config/config.yaml", "w") as fh:
+        yaml.safe_dump(cfg, fh)
+    return cfg
+
+
+@pytest.mark.slow
+def test_cpu_only_study_runs_end_to_end_and_renders(tmp_path, registry):
+    cfg = _study_dir(tmp_path)
+    proc = snakemake("--cores", "2", "--directory", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = tmp_path / "reports" / cfg["label"]
+    df = pd.read_csv(report / "results.csv")
+    assert df["verified"].all()
+    assert set(df["variant"]) == set(cfg["variants"])
+    assert (df["time_ms"] > 0).all()
+    assert (df.groupby(["variant", "M", "N", "K"]).size() == cfg["cpu_repetitions"]).all()
+    for name in ("size_sweep", "progression"):
+        for ext in ("png", "svg"):
+            assert (report / "figures" / f"{name}.{ext}").stat().st_size > 5000
+    assert (report / "failures.txt").read_text() == ""
+    assert "Every result verified" in proc.stderr
+    # one log per job
+    assert len(list((tmp_path / "logs" / "bench").rglob("*.log"))) == len(df.groupby(["variant", "M", "N", "K"]))
+    # nothing to redo: an interrupted or finished study resumes where it stands
+    again = snakemake("-n", "--directory", str(tmp_path))
+    assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("nvidia-smi") is not None, reason="this machine has a GPU driver")
+def test_without_gpu_the_gpu_jobs_stop_in_one_line_and_cpu_jobs_run(tmp_path):
+    _study_dir(tmp_path, label="nogpu", arch="sm_90", variants=["numpy", "gpu_naive"],
+               sizes=[16], shapes=[], reference_size=16)
+    proc = snakemake("--cores", "1", "--directory", str(tmp_path))
+    assert proc.returncode != 0
+    log = (tmp_path / "logs/gpu_info/nogpu.log").read_text()
+    assert log.startswith("error: no usable GPU:") and len(log.strip().splitlines()) == 1
+    assert "error: no usable GPU:" in proc.stderr
+    assert (tmp_path / "results/nogpu/bench/numpy/16x16x16_s0.csv").exists()
+    assert (tmp_path / "results/nogpu/build/gpu_naive.cubin").exists()

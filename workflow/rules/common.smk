@@ -1,0 +1,102 @@
+# Config validation, the registry, and the paths every rule shares.
+import sys
+
+try:
+    from matmulstudy import config as study, host
+    from matmulstudy.build import HARNESS_SOURCE
+    from matmulstudy.errors import StudyError
+    from matmulstudy.registry import load_registry
+    from matmulstudy.results import failures
+except ImportError as err:
+    sys.exit(f"error: the matmulstudy package cannot be imported ({err}); "
+             f"install it with: pip install -e {workflow.basedir}")
+
+
+def _checked(func, *args):
+    """Config problems stop the run here, in one line, before any job."""
+    try:
+        return func(*args)
+    except StudyError as err:
+        sys.exit(f"error: {err}")
+
+
+REGISTRY = _checked(load_registry)
+CFG = _checked(study.validate, config, REGISTRY)
+VARIANTS = [REGISTRY[v] for v in CFG["variants"]]
+USES_GPU = any(v.is_gpu for v in VARIANTS)  # then nvcc builds at least the harness
+
+
+def _label_and_arch():
+    label, arch = CFG["label"], CFG["arch"]
+    if label == "auto" or (USES_GPU and arch == "auto"):
+        try:
+            gpu = host.visible_gpu()
+        except StudyError as err:
+            sys.exit(f"error: {err}; set label (and arch, e.g. sm_90) in the config "
+                     "or run on a machine with a GPU")
+        if label == "auto":
+            label = host.gpu_label(gpu["name"])
+        if arch == "auto":
+            arch = host.arch_of(gpu["compute_capability"])
+    return label, (arch if USES_GPU else None)
+
+
+LABEL, ARCH = _label_and_arch()
+RESULTS = f"results/{LABEL}"
+REPORT = f"reports/{LABEL}"
+FIGURES = ["size_sweep", "progression"]
+
+
+wildcard_constraints:
+    label=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
+    variant="|".join(REGISTRY),
+    shape=r"\d+x\d+x\d+",
+    seed=r"\d+",
+
+
+def variant_pattern(backend):
+    """Wildcard regex of the variants of one backend (never matches if none)."""
+    ids = [vid for vid, v in REGISTRY.items() if v.backend == backend]
+    return "|".join(ids) if ids else "(?!)"
+
+
+def input_dir(wildcards):
+    return f"results/inputs/{wildcards.shape}_s{wildcards.seed}"
+
+
+def binary_path(label, variant):
+    suffix = {"cuda": "cubin", "c": "so"}[variant.backend]
+    return f"results/{label}/build/{variant.id}.{suffix}"
+
+
+def bench_csvs(label):
+    return [f"results/{label}/bench/{v.id}/{s.tag}_s{seed}.csv"
+            for v, s, seed in study.bench_jobs(CFG, REGISTRY)]
+
+
+def resource_reports(label):
+    return [f"results/{label}/build/{v.id}.resources.json" for v in VARIANTS if v.is_built]
+
+
+def gpu_json(label):
+    return [f"results/{label}/gpu.json"] if USES_GPU else []
+
+
+def final_outputs():
+    return [f"{REPORT}/results.csv", f"{REPORT}/summary.csv"] + [
+        f"{REPORT}/figures/{name}.{ext}" for name in FIGURES for ext in ("png", "svg")]
+
+
+onsuccess:
+    import pandas as pd
+
+    table = f"{REPORT}/results.csv"
+    if os.path.exists(table):
+        lines = failures(pd.read_csv(table))
+        if lines:
+            print(f"\nVERIFICATION FAILED for {len(lines)} measurement(s); "
+                  f"they are marked, not plotted (see {REPORT}/failures.txt):", file=sys.stderr)
+            for line in lines:
+                print(f"  {line}", file=sys.stderr)
+        else:
+            print(f"\nEvery result verified; tables and figures in {REPORT}/", file=sys.stderr)

@@ -1,0 +1,25 @@
+# Gather every bench job into the study's tidy tables.
+import json
+
+from matmulstudy import registry, results, rulescript
+
+
+def main(snakemake, log):
+    reg = registry.load_registry()
+    gpu = snakemake.input.gpu[0] if snakemake.input.gpu else None
+    df = results.collect(snakemake.input.bench, gpu, reg)
+    df.to_csv(snakemake.output.results, index=False)
+    results.summary(df).to_csv(snakemake.output.summary, index=False)
+    results.resources_table(snakemake.input.resources).to_csv(snakemake.output.resources, index=False)
+    info = {"gpu_name": None, "note": "CPU variants only"}
+    if gpu:
+        with open(gpu) as fh:
+            info = json.load(fh)
+    with open(snakemake.output.gpu, "w") as fh:   # the report's facts, kept with the results
+        json.dump(info, fh, indent=2)
+    for line in results.write_failures(df, snakemake.output.failures):
+        print(f"VERIFICATION FAILED: {line}")
+    print(f"{len(df)} samples from {len(snakemake.input.bench)} measurements")
+
+
+rulescript.run(snakemake, main)
