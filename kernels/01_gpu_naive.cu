@@ -18,23 +18,24 @@
 // Ragged sizes: the host launches ceil(N/BLOCK_X) x ceil(M/BLOCK_Y) blocks;
 // threads past the edge of C return before touching memory.
 //
-// Parameters (from kernels/registry.yaml as -D defines): BLOCK_X, BLOCK_Y.
+// Parameters (from kernels/registry.yaml as -D defines): BLOCK_X, BLOCK_Y;
+// ELEM is the element type, float or int (seed 003's int32 mode).
 
-#if !defined(BLOCK_X) || !defined(BLOCK_Y)
-#error "BLOCK_X and BLOCK_Y come from kernels/registry.yaml as -D defines"
+#if !defined(BLOCK_X) || !defined(BLOCK_Y) || !defined(ELEM)
+#error "BLOCK_X, BLOCK_Y and ELEM come from kernels/registry.yaml as -D defines"
 #endif
 
 extern "C" __global__ void __launch_bounds__(BLOCK_X * BLOCK_Y)
 gpu_naive(int M, int N, int K,
-          const float* __restrict__ A, const float* __restrict__ B,
-          float* __restrict__ C)
+          const ELEM* __restrict__ A, const ELEM* __restrict__ B,
+          ELEM* __restrict__ C)
 {
     const int row = blockIdx.y * BLOCK_Y + threadIdx.y;
     const int col = blockIdx.x * BLOCK_X + threadIdx.x;
     if (row >= M || col >= N)
         return;
 
-    float acc = 0.0f;
+    ELEM acc = 0;
     for (int k = 0; k < K; ++k)
         acc += A[row * K + k] * B[k * N + col];
     C[row * N + col] = acc;

@@ -22,22 +22,23 @@ import pandas as pd
 
 from . import host
 from .config import Shape
+from .errors import StudyError
 from .registry import Variant
 from .verify import POISON, POISON_BITS, Verification, check, worst
 
 
-def _rows(variant: Variant, shape: Shape, seed: int, times_ms: list[float],
+def _rows(variant: Variant, shape: Shape, seed: int, dtype: str, times_ms: list[float],
           result: Verification, extra: dict) -> pd.DataFrame:
     samples = times_ms if result.ok else [float("nan")]
     df = pd.DataFrame({"sample": range(len(samples)), "time_ms": samples})
-    meta = {"variant": variant.id, "backend": variant.backend, "M": shape.M, "N": shape.N,
-            "K": shape.K, "seed": seed, "verified": result.ok, "max_error": result.max_error,
+    meta = {"variant": variant.id, "dtype": dtype, "backend": variant.backend, "M": shape.M,
+            "N": shape.N, "K": shape.K, "seed": seed, "verified": result.ok, "max_error": result.max_error,
             "tolerance": result.tolerance, "bad_elements": result.bad,
             "unwritten_elements": result.unwritten, "host": socket.gethostname(), **extra}
     for key, value in meta.items():
         df[key] = value
     df["gflops"] = shape.flop / (df["time_ms"] * 1e-3) / 1e9
-    first = ["variant", "M", "N", "K", "seed", "sample", "time_ms", "gflops", "verified"]
+    first = ["variant", "dtype", "M", "N", "K", "seed", "sample", "time_ms", "gflops", "verified"]
     return df[first + [c for c in df.columns if c not in first]]
 
 
@@ -50,13 +51,13 @@ def _measure_gpu(variant, shape, a, b, ref, scale, binary, harness, cfg):
         d_c = gpu.empty(M * N * 4)
         extra = {"device": gpu.device.name()}
         if variant.backend == "cuda":
-            func = gpu.load_function(binary, variant.id)
+            func = gpu.load_function(binary, variant.kernel)
             grid, block = variant.grid(M, N), variant.block
             extra.update(grid=f"{grid[0]}x{grid[1]}", block=f"{block[0]}x{block[1]}")
 
             def launch():
                 func.prepared_call(grid, block, M, N, K, d_a, d_b, d_c)
-            return _verify_then_time(gpu, launch, d_c, shape, ref, scale, cfg, extra)
+            return _verify_then_time(gpu, launch, d_c, shape, ref, scale, cfg, extra, a.dtype)
 
         from .cublas import Cublas
         with Cublas() as blas:
@@ -65,16 +66,16 @@ def _measure_gpu(variant, shape, a, b, ref, scale, binary, harness, cfg):
                                      d_c, shape, ref, scale, cfg, extra)
 
 
-def _verify_then_time(gpu, launch, d_c, shape, ref, scale, cfg, extra):
+def _verify_then_time(gpu, launch, d_c, shape, ref, scale, cfg, extra, dtype=np.float32):
     M, N, K = shape
     gpu.fill_u32(d_c, POISON_BITS, M * N)
     launch()
     gpu.synchronize()
-    first = check(gpu.to_host(d_c, (M, N)), ref, scale, K, cfg["tolerance"])
+    first = check(gpu.to_host(d_c, (M, N), dtype), ref, scale, K, cfg["tolerance"])
     if not first.ok:
         return [], first, extra
     times, extra["blocked"] = gpu.time_ms(launch, cfg["warmup"], cfg["repetitions"])
-    last = check(gpu.to_host(d_c, (M, N)), ref, scale, K, cfg["tolerance"])
+    last = check(gpu.to_host(d_c, (M, N), dtype), ref, scale, K, cfg["tolerance"])
     return times, worst(first, last), extra
 
 
@@ -111,12 +112,15 @@ def measure(variant: Variant, shape: Shape, seed: int, a: np.ndarray, b: np.ndar
             ref: np.ndarray, scale: np.ndarray, binary, cfg: dict, harness=None) -> pd.DataFrame:
     """Verify and time one variant; one row per timed sample.
 
-    binary: the variant's cubin or shared library; harness: the cubin of
-    matmulstudy/harness.cu (GPU variants).
+    binary: the variant's cubin or shared library, built for a's dtype;
+    harness: the cubin of matmulstudy/harness.cu (GPU variants).
     """
+    dtype = str(a.dtype)
+    if dtype not in variant.dtypes:
+        raise StudyError(f"{variant.id} does not run {dtype} (its dtypes: {list(variant.dtypes)})")
     if variant.is_gpu:
         times, result, extra = _measure_gpu(variant, shape, a, b, ref, scale, binary, harness, cfg)
     else:
         with host.blas_threads():
             times, result, extra = _measure_cpu(variant, shape, a, b, ref, scale, binary, cfg)
-    return _rows(variant, shape, seed, times, result, extra)
+    return _rows(variant, shape, seed, dtype, times, result, extra)

@@ -9,19 +9,20 @@ import subprocess
 from pathlib import Path
 
 from .errors import StudyError
-from .registry import Variant
+from .registry import DTYPES, Variant
 
 NVCC_FLAGS = ["-O3", "-lineinfo"]   # -lineinfo: source lines for ncu, no cost
 GCC_FLAGS = ["-O2", "-shared", "-fPIC"]
 
 
-def nvcc_command(variant: Variant, arch: str, out: Path) -> list[str]:
+def nvcc_command(variant: Variant, arch: str, out: Path, dtype: str = "float32") -> list[str]:
     """nvcc line that builds a cuda variant into a cubin for one target.
 
-    -Xptxas=-v makes ptxas print registers, shared memory and spills per
-    kernel; parse_ptxas() turns that into data.
+    The registry's defines and the element type (-DELEM=float|int) are the
+    kernel's parameters. -Xptxas=-v makes ptxas print registers, shared
+    memory and spills per kernel; parse_ptxas() turns that into data.
     """
-    defines = [f"-D{k}={v}" for k, v in variant.defines.items()]
+    defines = [f"-D{k}={v}" for k, v in {**variant.defines, "ELEM": DTYPES[dtype]}.items()]
     return ["nvcc", "-cubin", f"-arch={arch}", *NVCC_FLAGS, "-Xptxas=-v", *defines,
             "-o", str(out), str(variant.file)]
 
@@ -78,22 +79,26 @@ def run_build(cmd: list[str], log) -> str:
     return proc.stdout + proc.stderr
 
 
-def build(variant: Variant, out: Path, resources: Path, arch: str | None, log) -> dict:
-    """Build one variant; write its resource report (JSON) and return it."""
+def build(variant: Variant, out: Path, resources: Path, arch: str | None, log,
+          dtype: str = "float32") -> dict:
+    """Build one variant for one element type; write its resource report (JSON)."""
     out.parent.mkdir(parents=True, exist_ok=True)
+    if dtype not in variant.dtypes:
+        raise StudyError(f"{variant.id} does not run {dtype} (its dtypes: {list(variant.dtypes)})")
     if variant.backend == "cuda":
         if not arch:
             raise StudyError(f"{variant.id}: no nvcc target; set arch in config (e.g. sm_90)")
-        text = run_build(nvcc_command(variant, arch, out), log)
+        text = run_build(nvcc_command(variant, arch, out, dtype), log)
         kernels = parse_ptxas(text)
-        if variant.id not in kernels:
-            raise StudyError(f"{variant.file.name} has no kernel named '{variant.id}' "
-                             f"(found {sorted(kernels)}); the __global__ function must carry the variant's id")
-        report = {"variant": variant.id, "arch": arch, "defines": variant.defines,
-                  "block": list(variant.block[:2]), "tile": list(variant.tile), **kernels[variant.id]}
+        if variant.kernel not in kernels:
+            raise StudyError(f"{variant.file.name} has no kernel named '{variant.kernel}' "
+                             f"(found {sorted(kernels)}); the __global__ function must be named as in the registry")
+        report = {"variant": variant.id, "dtype": dtype, "arch": arch, "defines": variant.defines,
+                  "block": list(variant.block[:2]), "tile": list(variant.tile),
+                  "flop_per_byte": variant.flop_per_byte, **kernels[variant.kernel]}
     elif variant.backend == "c":
         run_build(gcc_command(variant, out), log)
-        report = {"variant": variant.id, "arch": "host", "defines": variant.defines}
+        report = {"variant": variant.id, "dtype": dtype, "arch": "host", "defines": variant.defines}
     else:
         raise StudyError(f"{variant.id}: backend {variant.backend} is not built")
     with open(resources, "w") as fh:

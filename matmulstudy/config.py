@@ -65,12 +65,15 @@ def validate(cfg: dict, registry: dict[str, Variant], schema_path: Path = SCHEMA
     """
     with open(schema_path) as fh:
         schema = yaml.safe_load(fh)
+    cfg = dict(cfg)
+    for key, prop in schema["properties"].items():   # --config ncu=true arrives as a string
+        if prop.get("type") == "boolean" and str(cfg.get(key)).lower() in ("true", "false"):
+            cfg[key] = str(cfg[key]).lower() == "true"
     errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(cfg),
                     key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
     if errors:
         raise StudyError(_describe(errors[0], schema))
 
-    cfg = dict(cfg)
     wanted = list(registry) if cfg["variants"] == "all" else cfg["variants"]
     for vid in wanted:
         if vid not in registry:
@@ -79,6 +82,8 @@ def validate(cfg: dict, registry: dict[str, Variant], schema_path: Path = SCHEMA
 
     if cfg["reference_size"] not in cfg["sizes"]:
         raise StudyError(f"config: reference_size = {cfg['reference_size']} is not allowed; expected one of sizes {cfg['sizes']}")
+    if cfg["ncu"] and cfg["ncu_size"] not in cfg["sizes"]:
+        raise StudyError(f"config: ncu_size = {cfg['ncu_size']} is not allowed; expected one of sizes {cfg['sizes']}")
     if not cfg["sizes"] and not cfg["shapes"]:
         raise StudyError("config: sizes and shapes are both empty; give at least one size")
     for shape in shapes(cfg):
@@ -102,10 +107,18 @@ def runs_on(variant: Variant, shape: Shape, cfg: dict) -> bool:
     return True
 
 
-def bench_jobs(cfg: dict, registry: dict[str, Variant]) -> list[tuple[Variant, Shape, int]]:
-    """Every (variant, shape, seed) the study measures."""
-    return [(registry[vid], shape, seed)
+def bench_jobs(cfg: dict, registry: dict[str, Variant]) -> list[tuple[Variant, Shape, int, str]]:
+    """Every (variant, shape, seed, dtype) the study measures."""
+    return [(registry[vid], shape, seed, dtype)
+            for dtype in cfg["dtypes"]
             for vid in cfg["variants"]
+            if dtype in registry[vid].dtypes
             for shape in shapes(cfg)
             if runs_on(registry[vid], shape, cfg)
             for seed in cfg["seeds"]]
+
+
+def builds(cfg: dict, registry: dict[str, Variant]) -> list[tuple[Variant, str]]:
+    """Every (variant, dtype) the study compiles."""
+    pairs = dict.fromkeys((v.id, d) for v, _, _, d in bench_jobs(cfg, registry) if v.is_built)
+    return sorted(((registry[vid], d) for vid, d in pairs), key=lambda vd: (vd[0].order, vd[1]))

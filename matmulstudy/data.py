@@ -9,21 +9,30 @@ import numpy as np
 from .config import Shape
 
 
-def make_inputs(shape: Shape, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """A (M x K) and B (K x N), float32, uniform in [-1, 1).
+INT_RANGE = 8   # int32 inputs lie in [-8, 8]: |C| <= 64 K, exact in int32 and float64
 
-    Signed values: rounding errors of a dot product then grow like sqrt(K),
-    which keeps the verification tolerance tight, and sums do not drift.
-    The same shape and seed always give the same bits.
+
+def make_inputs(shape: Shape, seed: int, dtype: str = "float32") -> tuple[np.ndarray, np.ndarray]:
+    """A (M x K) and B (K x N) from numpy's default_rng(seed).
+
+    float32: uniform in [-1, 1). Signed values: rounding errors of a dot
+    product then grow like sqrt(K), which keeps the verification tolerance
+    tight. int32 (seed 003's integer mode): integers in [-8, 8], small
+    enough that no sum overflows. The same shape, seed and dtype always give
+    the same bits.
     """
     rng = np.random.default_rng(seed)
+    if dtype == "int32":
+        a = rng.integers(-INT_RANGE, INT_RANGE, size=(shape.M, shape.K), dtype=np.int32, endpoint=True)
+        b = rng.integers(-INT_RANGE, INT_RANGE, size=(shape.K, shape.N), dtype=np.int32, endpoint=True)
+        return a, b
     a = rng.random((shape.M, shape.K), dtype=np.float32) * 2 - 1
     b = rng.random((shape.K, shape.N), dtype=np.float32) * 2 - 1
     return a, b
 
 
-def save_inputs(shape: Shape, seed: int, a_path: Path, b_path: Path) -> None:
-    a, b = make_inputs(shape, seed)
+def save_inputs(shape: Shape, seed: int, a_path: Path, b_path: Path, dtype: str = "float32") -> None:
+    a, b = make_inputs(shape, seed, dtype)
     np.save(a_path, a, allow_pickle=False)
     np.save(b_path, b, allow_pickle=False)
 
@@ -33,7 +42,9 @@ def reference(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
     The second is the scale of each element's rounding error: a float32 dot
     product of length K is off by at most ~K * eps * (|A||B|)_ij, so errors
-    are measured relative to it, element by element.
+    are measured relative to it, element by element. For int32 inputs every
+    product and partial sum is an integer below 2^53, so the float64 product
+    is exact.
     """
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
     ref = a64 @ b64

@@ -171,6 +171,8 @@ class GpuSession:
             "shared_per_sm_bytes": attr[A.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR],
             "registers_per_sm": attr[A.MAX_REGISTERS_PER_MULTIPROCESSOR],
             "max_threads_per_sm": attr[A.MAX_THREADS_PER_MULTIPROCESSOR],
+            "max_blocks_per_sm": attr[A.MAX_BLOCKS_PER_MULTIPROCESSOR],
+            "reserved_shared_per_block_bytes": attr[A.RESERVED_SHARED_MEMORY_PER_BLOCK],
             "fp32_lanes_per_sm": lanes,
             # 2 flop per FMA per lane per cycle at the highest SM clock
             "fp32_peak_gflops": (sm_count * lanes * 2 * sm_clock_khz / 1e6) if lanes else None,

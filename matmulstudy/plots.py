@@ -7,6 +7,7 @@ marks measurements that failed verification instead of plotting them.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import matplotlib
@@ -22,10 +23,24 @@ from .registry import Variant  # noqa: E402
 IQR = ("pi", 50)   # seaborn: the middle 50% of the samples
 
 
+BASELINE_COLOURS = {"c": "#b8860b", "numpy": "#666666", "cublas": "black"}
+
+
 def palette(registry: dict[str, Variant]) -> dict[str, tuple]:
-    """One colour per variant title, fixed by the registry's order."""
-    colours = sns.color_palette("tab10", n_colors=max(10, len(registry)))
-    return {v.title: colours[v.order % len(colours)] for v in registry.values()}
+    """One colour per variant title, fixed by the registry's order.
+
+    The GPU steps take tab10's colours in order (its grey left out, which
+    the baselines use), so neighbouring steps always differ; the CPU
+    baselines and cuBLAS have fixed colours of their own.
+    """
+    steps = [v for v in registry.values() if v.backend == "cuda"]
+    tab10 = sns.color_palette("tab10")
+    colours = [c for i, c in enumerate(tab10) if i != 7]
+    if len(steps) > len(colours):
+        colours = sns.color_palette("husl", len(steps))
+    out = {v.title: colours[i] for i, v in enumerate(steps)}
+    out.update({v.title: BASELINE_COLOURS[v.backend] for v in registry.values() if v.backend != "cuda"})
+    return out
 
 
 def _titles(df: pd.DataFrame, registry: dict[str, Variant]) -> list[str]:
@@ -64,6 +79,7 @@ def size_sweep(df: pd.DataFrame, registry: dict[str, Variant], gpu: str, stem: P
     """GFLOP/s against size, every variant: square sizes left, other shapes right."""
     sns.set_theme(style="whitegrid", context="notebook")
     pal = palette(registry)
+    df = df[df["dtype"] == "float32"]
     order = _titles(df, registry)
     square = df[(df.M == df.N) & (df.N == df.K)]
     other = df[~((df.M == df.N) & (df.N == df.K))].copy()
@@ -106,50 +122,109 @@ def size_sweep(df: pd.DataFrame, registry: dict[str, Variant], gpu: str, stem: P
         ax.set_title("Non-square shapes")
     fig.suptitle(f"Matrix multiplication, float32, on {gpu}: median of the timed runs, "
                  "band/bars = interquartile range", fontsize=11)
-    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    rows = math.ceil(len(labels) / 4)
+    fig.tight_layout(rect=(0, 0.03 + 0.055 * rows, 1, 1))
     fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 4), frameon=False, fontsize=10)
     return _save(fig, stem)
 
 
 def progression(df: pd.DataFrame, registry: dict[str, Variant], gpu: dict, size: int,
-                stem: Path) -> list[Path]:
-    """The optimisation progression at one size: a bar per step, in order."""
+                stem: Path, dtype: str = "float32") -> list[Path]:
+    """The optimisation progression at one size: a bar per GPU step, in order.
+
+    Each bar carries its median and its speedup over the step before; a
+    step slower than the one before is written in red (the hardware table
+    says why). float32 also gets cuBLAS and the FP32 peak as lines.
+    """
     sns.set_theme(style="whitegrid", context="notebook")
     pal = palette(registry)
-    at = df[(df.M == size) & (df.N == size) & (df.K == size)]
-    steps = at[at["variant"] != "cublas"]
+    at = df[(df.M == size) & (df.N == size) & (df.K == size) & (df.dtype == dtype)]
+    steps = at[at["backend"] == "cuda"]
     order = _titles(steps, registry)
-    fig, ax = plt.subplots(figsize=(max(6.5, 1.6 * len(order) + 2.5), 5.5))
+    fig, ax = plt.subplots(figsize=(max(7.5, 1.25 * len(order) + 3), 6))
     ok = steps[steps["verified"]]
     sns.barplot(data=ok, x="title", y="gflops", order=order, hue="title", hue_order=order,
                 palette=pal, estimator="median", errorbar=IQR, capsize=0.2, ax=ax, legend=False)
     medians = ok.groupby("title")["gflops"].median()
     upper = ok.groupby("title")["gflops"].quantile(0.75)
+    previous = None
     for i, title in enumerate(order):
-        if title in medians:   # the value sits above the interquartile bar
-            ax.annotate(f"{medians[title]:,.0f}", (i, upper[title]), ha="center", va="bottom",
-                        xytext=(0, 4), textcoords="offset points", fontsize=9)
-        else:
+        if title not in medians:
             ax.annotate("verification\nfailed", (i, 0), ha="center", va="bottom", color="red",
                         xytext=(0, 3), textcoords="offset points", fontsize=9)
+            previous = None
+            continue
+        text, colour = f"{medians[title]:,.0f}", "black"
+        if previous is not None:
+            speedup = medians[title] / previous
+            text += f"\n×{speedup:.2f}" + (" slower" if speedup < 1 else "")
+            colour = "red" if speedup < 1 else "black"
+        ax.annotate(text, (i, upper[title]), ha="center", va="bottom", xytext=(0, 4),
+                    textcoords="offset points", fontsize=9, color=colour)
+        previous = medians[title]
     lines = []
     cublas = at[(at["variant"] == "cublas") & at["verified"]]["gflops"]
-    if not cublas.empty:
+    if dtype == "float32" and not cublas.empty:
         lines.append((cublas.median(), f"cuBLAS FP32: {cublas.median():,.0f}", "black", "--"))
-    if gpu.get("fp32_peak_gflops"):
+    if dtype == "float32" and gpu.get("fp32_peak_gflops"):
         peak = gpu["fp32_peak_gflops"]
         lines.append((peak, f"FP32 peak: {peak:,.0f}", "grey", ":"))
     for value, label, colour, style in lines:
         ax.axhline(value, color=colour, linestyle=style, linewidth=1.5)
-        ax.annotate(label, (1.0, value), xycoords=("axes fraction", "data"), ha="right", va="bottom",
-                    fontsize=9, color=colour, xytext=(-3, 2), textcoords="offset points")
+        ax.annotate(label, (0.0, value), xycoords=("axes fraction", "data"), ha="left", va="bottom",
+                    fontsize=9, color=colour, xytext=(3, 2), textcoords="offset points")
     top = max([upper.max() if not upper.empty else 0] + [v for v, *_ in lines])
-    ax.set_ylim(0, top * 1.12)
+    ax.set_ylim(0, top * 1.15)
     ax.set_xlabel("")
-    ax.set_ylabel("GFLOP/s (median, bars: interquartile range)")
-    ax.tick_params(axis="x", labelrotation=20)
+    unit = "GFLOP/s" if dtype == "float32" else "G int32 ops/s"
+    ax.set_ylabel(f"{unit} (median; bars: interquartile range)")
+    ax.tick_params(axis="x", labelrotation=25)
     for label in ax.get_xticklabels():
         label.set_ha("right")
-    ax.set_title(f"Optimisation progression, {size}×{size}×{size} float32, on {gpu['gpu_name']}", fontsize=11)
+    ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}"))
+    ax.set_title(f"Optimisation progression, {size}×{size}×{size} {dtype}, on {gpu['gpu_name']}\n"
+                 "label: median and speedup over the step before", fontsize=11)
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    fig.text(0.01, 0.01, "Red: slower than the step before. Why: progression.md and figures/hardware.png "
+             "(bank conflicts, sectors per request, occupancy, FFMA per LDS).", fontsize=9, color="dimgrey")
+    return _save(fig, stem)
+
+
+def hardware(hw: pd.DataFrame, registry: dict[str, Variant], gpu_name: str, stem: Path) -> list[Path]:
+    """Per step: FMA per shared load, occupancy, and the ncu counters if present."""
+    sns.set_theme(style="whitegrid", context="notebook")
+    pal = palette(registry)
+    hw = hw[(hw["dtype"] == "float32") & hw["variant"].map(lambda v: registry[v].backend == "cuda")].copy()
+    hw["title"] = hw["variant"].map(lambda v: registry[v].title)
+    hw = hw.sort_values("variant", key=lambda s: s.map(lambda v: registry[v].order))
+    if hw.empty:
+        fig, ax = plt.subplots(figsize=(6, 2))
+        ax.axis("off")
+        ax.text(0.5, 0.5, "no GPU steps in this study", ha="center", va="center")
+        return _save(fig, stem)
+    panels = [("fma_per_lds", "FFMA per shared load (LDS)\nin the main loop (SASS)"),
+              ("occupancy", "theoretical occupancy\n(resident warps / max)"),
+              ("flop_per_byte", "compute-to-memory ratio\n(flop per global byte, seed's)")]
+    ncu_panels = [("global_ld_sectors_per_request", "global-load sectors\nper request (ncu)"),
+                  ("bank_conflicts_per_shared_ld", "shared-load bank conflicts\nper instruction (ncu)"),
+                  ("achieved_occupancy_pct", "achieved occupancy, %\n(ncu)"),
+                  ("dram_throughput_pct", "DRAM throughput,\n% of peak (ncu)")]
+    panels += [p for p in ncu_panels if p[0] in hw and hw[p[0]].notna().any()]
+    ncols = 4 if len(panels) > 4 else len(panels)
+    nrows = math.ceil(len(panels) / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 4.2 * nrows), squeeze=False)
+    for ax, (col, label) in zip(axes.flat, panels):
+        sns.barplot(data=hw, y="title", x=col, hue="title", palette=pal, ax=ax, legend=False)
+        ax.set_title(label, fontsize=10)
+        ax.set_xlabel("")
+        ax.set_ylabel("")
+        if ax is not axes[ax.get_subplotspec().rowspan.start, 0]:
+            ax.set_yticklabels([])
+        for container in ax.containers:
+            ax.bar_label(container, fmt="%.3g", fontsize=8, padding=2)
+        ax.margins(x=0.25)
+    for ax in list(axes.flat)[len(panels):]:
+        ax.set_visible(False)
+    fig.suptitle(f"What explains each step, on {gpu_name} (float32; ncu at one size where measured)", fontsize=11)
     fig.tight_layout()
     return _save(fig, stem)

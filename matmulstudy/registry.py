@@ -18,19 +18,21 @@ REGISTRY_PATH = KERNELS_DIR / "registry.yaml"
 BACKENDS = ("c", "numpy", "cuda", "cublas")
 GPU_BACKENDS = ("cuda", "cublas")
 BUILT_BACKENDS = ("c", "cuda")
-_KEYS = {"id", "backend", "file", "title", "source", "defines", "block", "tile"}
+_KEYS = {"id", "backend", "file", "kernel", "title", "source", "defines", "block", "tile",
+         "flop_per_byte", "dtypes"}
+DTYPES = {"float32": "float", "int32": "int"}   # dtype -> the kernels' ELEM
 
 _OPS = {ast.Add: operator.add, ast.Sub: operator.sub,
-        ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv}
+        ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv, ast.Div: operator.truediv}
 
 
-def eval_expr(expr, defines: dict) -> int:
-    """Evaluate an integer or an arithmetic expression of the defines.
+def eval_expr(expr, defines: dict, integer: bool = True):
+    """Evaluate a number or an arithmetic expression of the defines.
 
-    Only names of defines, integers and + - * // are allowed, so a registry
-    entry cannot run code.
+    Only names of defines, numbers and + - * // (and / unless `integer`)
+    are allowed, so a registry entry cannot run code.
     """
-    if isinstance(expr, int):
+    if isinstance(expr, (int, float)):
         return expr
 
     def ev(node):
@@ -42,7 +44,7 @@ def eval_expr(expr, defines: dict) -> int:
             if node.id not in defines:
                 raise StudyError(f"registry: '{node.id}' in '{expr}' is not one of the defines {sorted(defines)}")
             return int(defines[node.id])
-        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPS and not (integer and isinstance(node.op, ast.Div)):
             return _OPS[type(node.op)](ev(node.left), ev(node.right))
         raise StudyError(f"registry: '{expr}' is not an integer expression of the defines (allowed: names, integers, + - * //)")
 
@@ -61,9 +63,12 @@ class Variant:
     source: str
     order: int
     file: Path | None = None
+    kernel: str = ""
     defines: dict = field(default_factory=dict)
     block_expr: tuple = ()
     tile_expr: tuple = ()
+    ratio_expr: str | None = None
+    dtypes: tuple = ("float32",)
 
     @property
     def is_gpu(self) -> bool:
@@ -90,6 +95,11 @@ class Variant:
         rows, cols = (eval_expr(e, self.defines) for e in self.tile_expr)
         return (rows, cols)
 
+    @property
+    def flop_per_byte(self) -> float | None:
+        """The seed's compute-to-memory ratio of this step (None if not given)."""
+        return None if self.ratio_expr is None else float(eval_expr(self.ratio_expr, self.defines, integer=False))
+
     def grid(self, M: int, N: int) -> tuple[int, int, int]:
         """Blocks to cover an M x N matrix C: ceil(N/cols) x ceil(M/rows)."""
         rows, cols = self.tile
@@ -114,22 +124,28 @@ def _parse_entry(i: int, raw: dict) -> Variant:
         if not raw.get(key):
             raise StudyError(f"{where}: '{key}' is required")
     path = None
+    kernel = raw.get("kernel", vid)
     if backend in BUILT_BACKENDS:
         if not raw.get("file"):
             raise StudyError(f"{where}: backend {backend} needs a 'file' in kernels/")
         path = KERNELS_DIR / raw["file"]
         if not path.is_file():
             raise StudyError(f"{where}: file {path} does not exist")
-        if not re.fullmatch(rf"\d\d_{vid}\.(cu|c)", path.name):
-            raise StudyError(f"{where}: file '{path.name}' must be named NN_{vid}.cu (or .c)")
+        if not re.fullmatch(rf"\d\d_{kernel}\.(cu|c)", path.name):
+            raise StudyError(f"{where}: file '{path.name}' must be named NN_{kernel}.cu (or .c)")
+    dtypes = tuple(raw.get("dtypes") or ("float32",))
+    if not set(dtypes) <= set(DTYPES) or "float32" not in dtypes:
+        raise StudyError(f"{where}: dtypes {list(dtypes)} must include float32 and be among {list(DTYPES)}")
     defines = dict(raw.get("defines") or {})
     block, tile = tuple(raw.get("block") or ()), tuple(raw.get("tile") or ())
     if backend == "cuda":
         if len(block) != 2 or len(tile) != 2:
             raise StudyError(f"{where}: a cuda variant needs 'block: [x, y]' and 'tile: [rows, cols]'")
     variant = Variant(id=vid, backend=backend, title=raw["title"], source=raw["source"], order=i,
-                      file=path, defines=defines, block_expr=block, tile_expr=tile)
+                      file=path, kernel=kernel, defines=defines, block_expr=block, tile_expr=tile,
+                      ratio_expr=raw.get("flop_per_byte"), dtypes=dtypes)
     if backend == "cuda":
+        variant.flop_per_byte  # evaluates, or says what is wrong
         bx, by, _ = variant.block
         rows, cols = variant.tile
         if min(bx, by, rows, cols) < 1 or bx * by > 1024:

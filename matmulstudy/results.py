@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pandas as pd
 
 from .errors import StudyError
+from .hardware import occupancy
 from .registry import Variant
 
 
@@ -32,7 +34,7 @@ def collect(bench_csvs: list, gpu_json: str | None, registry: dict[str, Variant]
     df.insert(df.columns.get_loc("variant") + 1, "title", df["variant"].map(lambda v: registry[v].title))
     df["gpu"] = gpu_names[0] if gpu_names else "none"
     order = {vid: v.order for vid, v in registry.items()}
-    return (df.sort_values(["variant", "M", "N", "K", "seed", "sample"],
+    return (df.sort_values(["dtype", "variant", "M", "N", "K", "seed", "sample"],
                            key=lambda s: s.map(order) if s.name == "variant" else s)
               .reset_index(drop=True))
 
@@ -43,7 +45,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     Only verified samples count; a failed measurement stays as a row with
     verified = False and no numbers.
     """
-    keys = ["variant", "title", "M", "N", "K"]
+    keys = ["dtype", "variant", "title", "M", "N", "K"]
 
     def agg(g):
         ok = g[g["verified"]]
@@ -62,8 +64,8 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
 
 def failures(df: pd.DataFrame) -> list[str]:
     """One line per (variant, shape, seed) whose result did not verify."""
-    bad = df[~df["verified"]].drop_duplicates(["variant", "M", "N", "K", "seed"])
-    return [f"{r.variant} {r.M}x{r.N}x{r.K} seed {r.seed}: {r.bad_elements} wrong element(s), "
+    bad = df[~df["verified"]].drop_duplicates(["dtype", "variant", "M", "N", "K", "seed"])
+    return [f"{r.variant} {r.dtype} {r.M}x{r.N}x{r.K} seed {r.seed}: {r.bad_elements} wrong element(s), "
             f"{r.unwritten_elements} never written, max error {r.max_error:.3g} > {r.tolerance:.3g}"
             for r in bad.itertuples()]
 
@@ -74,15 +76,37 @@ def write_failures(df: pd.DataFrame, path: Path) -> list[str]:
     return lines
 
 
-def resources_table(report_paths: list) -> pd.DataFrame:
-    """The compile jobs' resource reports, one row per built variant."""
-    rows = []
-    for path in report_paths:
+def _load(paths: list) -> list[dict]:
+    out = []
+    for path in paths:
         with open(path) as fh:
-            r = json.load(fh)
+            out.append(json.load(fh))
+    return out
+
+
+def hardware_table(resource_paths: list, sass_paths: list, ncu_paths: list, gpu: dict | None) -> pd.DataFrame:
+    """One row per built (variant, dtype): what explains its speed.
+
+    The compiler's resources and the registry's tile parameters, the
+    theoretical occupancy on this GPU, the main loop's instruction mix, and
+    the ncu counters (float32, at ncu_size) where they were measured.
+    """
+    rows = []
+    for r in _load(resource_paths):
+        threads = math.prod(r["block"]) if "block" in r else None
+        if gpu and threads:
+            r.update(occupancy(threads, r["registers"], r["shared_bytes"], gpu))
+        r["threads_per_block"] = threads
         r["defines"] = " ".join(f"-D{k}={v}" for k, v in r.get("defines", {}).items())
         for key in ("block", "tile"):
             if key in r:
                 r[key] = "x".join(map(str, r[key]))
         rows.append(r)
-    return pd.DataFrame(rows).convert_dtypes()
+    df = pd.DataFrame(rows)
+    if sass_paths:
+        df = df.merge(pd.DataFrame(_load(sass_paths)), on=["variant", "dtype"], how="left")
+    if ncu_paths:
+        ncu = pd.DataFrame(_load(ncu_paths)).rename(columns={"shape": "ncu_shape"})
+        ncu["dtype"] = "float32"
+        df = df.merge(ncu, on=["variant", "dtype"], how="left")
+    return df.convert_dtypes()

@@ -8,6 +8,8 @@ tolerance is ``factor * eps32 * sqrt(K)``: loose enough for any correct
 summation order, tight enough that one wrong element, one missing tile
 (an error of about sqrt(tile)/K) or a TF32 product (eps 2^-11) fails.
 
+int32 results (seed 003's integer mode) must equal the reference exactly.
+
 NaN never passes (the comparison is written so that NaN is a failure), and
 the output buffer is filled with a NaN of a known bit pattern before the
 verified run, so an element the kernel never wrote is caught and counted.
@@ -48,16 +50,22 @@ class Verification:
 
 
 def check(c: np.ndarray, ref: np.ndarray, scale: np.ndarray, K: int, factor: float) -> Verification:
-    """Compare a float32 result with the float64 reference, element by element."""
+    """Compare a result with the float64 reference, element by element.
+
+    float32: the relative error above against tolerance(K, factor).
+    int32: exact equality (error = absolute difference, tolerance 0).
+    """
     if c.shape != ref.shape:
         raise ValueError(f"result has shape {c.shape}, reference {ref.shape}")
-    tol = tolerance(K, factor)
+    exact = np.issubdtype(c.dtype, np.integer)
+    tol = 0.0 if exact else tolerance(K, factor)
     bad = unwritten = nan = 0
     max_err = 0.0
     for r0 in range(0, c.shape[0], _ROWS):
         cc = c[r0:r0 + _ROWS]
         err = np.abs(cc.astype(np.float64) - ref[r0:r0 + _ROWS])
-        err /= np.maximum(scale[r0:r0 + _ROWS], _TINY)
+        if not exact:
+            err /= np.maximum(scale[r0:r0 + _ROWS], _TINY)
         isnan = np.isnan(err)
         bad += int(np.count_nonzero(~(err <= tol)))
         nan += int(np.count_nonzero(isnan))

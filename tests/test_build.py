@@ -36,16 +36,19 @@ def test_parse_ptxas():
 
 @needs_nvcc
 def test_every_cuda_kernel_builds_for_sm90_without_spills(registry, tmp_path):
-    cuda = [v for v in registry.values() if v.backend == "cuda"]
-    assert cuda
-    for v in cuda:
+    cuda = [(v, d) for v in registry.values() if v.backend == "cuda" for d in v.dtypes]
+    assert len(cuda) == 13
+    for v, dtype in cuda:
         log = io.StringIO()
-        report = build.build(v, tmp_path / f"{v.id}.cubin", tmp_path / f"{v.id}.json", "sm_90", log)
-        assert (tmp_path / f"{v.id}.cubin").stat().st_size > 0
+        out = tmp_path / f"{v.id}.{dtype}.cubin"
+        report = build.build(v, out, tmp_path / f"{v.id}.json", "sm_90", log, dtype=dtype)
+        assert out.stat().st_size > 0
         assert report["registers"] > 0
         assert report["spill_store_bytes"] == 0 and report["spill_load_bytes"] == 0, log.getvalue()
         assert report["stack_bytes"] == 0, log.getvalue()
-        assert "-DTILE=16" in log.getvalue() or v.id != "gpu_tiled"
+        assert f"-DELEM={'int' if dtype == 'int32' else 'float'}" in log.getvalue()
+        for name, value in v.defines.items():
+            assert f"-D{name}={value}" in log.getvalue()
 
 
 @needs_nvcc
@@ -72,7 +75,7 @@ def test_missing_define_is_a_compile_error(registry, tmp_path):
         pytest.skip("nvcc is not on PATH")
     v = registry["gpu_tiled"]
     bare = Variant(**{**v.__dict__, "defines": {}})
-    with pytest.raises(StudyError, match="TILE comes from kernels/registry.yaml"):
+    with pytest.raises(StudyError, match="TILE and ELEM come from kernels/registry.yaml"):
         build.build(bare, tmp_path / "t.cubin", tmp_path / "t.json", "sm_90", io.StringIO())
 
 

@@ -52,9 +52,9 @@ def test_variants_follow_registry_order(default_config, registry):
 
 def test_cpu_naive_is_capped(default_config, registry):
     cfg = validate(dict(default_config, cpu_naive_max_size=512), registry)
-    naive = {s.tag for v, s, _ in bench_jobs(cfg, registry) if v.id == "cpu_naive"}
+    naive = {s.tag for v, s, _, _ in bench_jobs(cfg, registry) if v.id == "cpu_naive"}
     assert naive == {"256x256x256", "512x512x512"}
-    others = {s.tag for v, s, _ in bench_jobs(cfg, registry) if v.id == "gpu_naive"}
+    others = {s.tag for v, s, _, d in bench_jobs(cfg, registry) if v.id == "gpu_naive" and d == "float32"}
     assert others == {s.tag for s in shapes(cfg)}
 
 

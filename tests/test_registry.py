@@ -19,7 +19,7 @@ def test_kernel_function_is_named_after_the_variant(registry):
         if v.backend == "cuda":
             text = v.file.read_text()
             globals_ = re.findall(r"__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s+)?(\w+)", text)
-            assert globals_ == [v.id], f"{v.file.name} defines {globals_}"
+            assert globals_ == [v.kernel], f"{v.file.name} defines {globals_}"
 
 
 def test_grid_covers_ragged_shapes(registry):
@@ -28,6 +28,39 @@ def test_grid_covers_ragged_shapes(registry):
     assert v.grid(M=17, N=33) == (3, 2, 1)
     assert v.grid(M=1, N=1) == (1, 1, 1)
     assert v.grid(M=4096, N=64) == (4, 256, 1)
+
+
+def test_steps_follow_the_seeds_order(registry):
+    cuda = [v.id for v in registry.values() if v.backend == "cuda"]
+    assert cuda == ["gpu_naive", "gpu_tiled_uncoalesced", "gpu_tiled_coalesced", "gpu_tiled", "gpu_outer",
+                    "gpu_outer_unrolled", "gpu_outer_prefetch", "gpu_jacket_2rows", "gpu_jacket_3rows"]
+    numbers = [int(v.file.name[:2]) for v in registry.values() if v.backend == "cuda"]
+    assert numbers == sorted(numbers)
+
+
+def test_compute_to_memory_ratio_as_the_seed_computes_it(registry):
+    assert registry["gpu_naive"].flop_per_byte == 0.25          # "approximately 1/4"
+    assert registry["gpu_tiled"].flop_per_byte == 4.0           # "B/4" with B = 16
+    assert registry["gpu_outer"].flop_per_byte == 16 * 64 / (2 * 80)
+    jacket = registry["gpu_jacket_3rows"]
+    rows, cols = jacket.tile
+    assert (rows, cols) == (jacket.defines["BY"], 3 * jacket.defines["BX"])
+    assert jacket.block == (jacket.defines["BX"], 1, 1)
+    assert jacket.flop_per_byte == pytest.approx(rows * cols / (2 * (rows + cols)))
+
+
+def test_jacket_entries_share_one_kernel_with_different_defines(registry):
+    two, three = registry["gpu_jacket_2rows"], registry["gpu_jacket_3rows"]
+    assert two.file == three.file and two.kernel == three.kernel == "gpu_jacket"
+    assert (two.defines["ROWS"], three.defines["ROWS"]) == (2, 3)
+    for v in (two, three):
+        rows, cols = v.tile
+        assert v.grid(M=4096, N=4097) == (-(-4097 // cols), -(-4096 // rows), 1)
+
+
+def test_int32_mode_is_for_the_naive_and_tiled_steps(registry):
+    ints = [v.id for v in registry.values() if "int32" in v.dtypes]
+    assert ints == ["gpu_naive", "gpu_tiled_uncoalesced", "gpu_tiled_coalesced", "gpu_tiled"]
 
 
 def test_defines_change_the_geometry(registry):

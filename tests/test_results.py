@@ -1,5 +1,7 @@
 """Collecting, summarising and plotting a results table (no GPU needed)."""
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -12,10 +14,11 @@ GPU = {"gpu_name": "Test GPU", "fp32_peak_gflops": 60000.0}
 
 def fixture_rows(registry, sizes=(256, 1024, 4096), shapes=((1537, 3001, 997),), fail=("gpu_tiled", 1024)):
     """A small results table of the collected form, with one failed measurement."""
-    speed = {"cpu_naive": 1, "numpy": 500, "gpu_naive": 4000, "gpu_tiled": 7000, "cublas": 45000}
+    speed = {"cpu_naive": 1, "numpy": 500, "cublas": 45000, "gpu_tiled_coalesced": 2000}
     rng = np.random.default_rng(0)
     rows = []
     for vid, v in registry.items():
+        speed.setdefault(vid, 3000 + 1000 * v.order)
         for shape in [(n, n, n) for n in sizes] + list(shapes):
             if vid == "cpu_naive" and max(shape) > 256:
                 continue
@@ -23,7 +26,8 @@ def fixture_rows(registry, sizes=(256, 1024, 4096), shapes=((1537, 3001, 997),),
             ok = (vid, shape[0]) != fail
             for s in range(5 if ok else 1):
                 t = flop / (speed[vid] * 1e9) * 1e3 * (1 + 0.02 * rng.standard_normal()) if ok else np.nan
-                rows.append({"variant": vid, "title": v.title, "M": shape[0], "N": shape[1], "K": shape[2],
+                rows.append({"variant": vid, "dtype": "float32", "title": v.title,
+                             "M": shape[0], "N": shape[1], "K": shape[2],
                              "seed": 0, "sample": s, "time_ms": t, "gflops": flop / (t * 1e-3) / 1e9,
                              "verified": ok, "backend": v.backend, "max_error": 1e-7 if ok else np.nan,
                              "tolerance": 1e-5, "bad_elements": 0 if ok else 12, "unwritten_elements": 0,
@@ -39,12 +43,13 @@ def test_summary_uses_median_and_iqr_of_verified_samples(registry):
     assert row.median_gflops == pytest.approx(ok.gflops.median())
     assert row.q1_gflops == pytest.approx(ok.gflops.quantile(0.25))
     failed = s[(s.variant == "gpu_tiled") & (s.M == 1024)].iloc[0]
+    assert list(s.columns[:6]) == ["dtype", "variant", "title", "M", "N", "K"]
     assert not failed.verified and failed.samples == 0 and np.isnan(failed.median_gflops)
 
 
 def test_failures_are_listed(registry):
     lines = results.failures(fixture_rows(registry))
-    assert lines == ["gpu_tiled 1024x1024x1024 seed 0: 12 wrong element(s), 0 never written, "
+    assert lines == ["gpu_tiled float32 1024x1024x1024 seed 0: 12 wrong element(s), 0 never written, "
                      "max error nan > 1e-05"]
 
 
@@ -69,7 +74,24 @@ def test_report_renders_from_a_results_fixture(tmp_path, registry):
         assert p.stat().st_size > 5000
     svg = (tmp_path / "progression.svg").read_text()
     for v in registry.values():
-        if v.id not in ("cpu_naive", "cublas"):   # cpu_naive is not run at 4096
-            assert v.title.replace("&", "&amp;") in svg
+        assert (v.title in svg) == (v.backend == "cuda"), v.id   # the GPU steps, in order
     assert "cuBLAS FP32" in svg and "FP32 peak" in svg
+    assert re.search(r"×0\.3\d slower", svg)   # step 3 of the fixture runs at a third of step 2
+    assert len(re.findall(r"×\d\.\d\d slower", svg)) == 1
     assert "verification failed" in (tmp_path / "size_sweep.svg").read_text()
+
+
+def test_hardware_figure_renders_with_and_without_ncu(tmp_path, registry):
+    rows = [{"variant": v.id, "dtype": "float32", "fma_per_lds": 1.0 + v.order, "occupancy": 0.5,
+             "flop_per_byte": v.flop_per_byte, "global_ld_sectors_per_request": 4.0,
+             "bank_conflicts_per_shared_ld": 0.1, "achieved_occupancy_pct": 40.0, "dram_throughput_pct": 10.0}
+            for v in registry.values() if v.backend == "cuda"]
+    hw = pd.DataFrame(rows)
+    paths = plots.hardware(hw, registry, "Test GPU", tmp_path / "hw")
+    assert "global-load sectors" in (tmp_path / "hw.svg").read_text()
+    paths += plots.hardware(hw.drop(columns=["global_ld_sectors_per_request", "bank_conflicts_per_shared_ld",
+                                             "achieved_occupancy_pct", "dram_throughput_pct"]),
+                            registry, "Test GPU", tmp_path / "hw_bare")
+    assert "global-load sectors" not in (tmp_path / "hw_bare.svg").read_text()
+    for p in paths:
+        assert p.stat().st_size > 5000

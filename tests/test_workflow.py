@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from conftest import ROOT, snakemake
-from matmulstudy.config import bench_jobs, shapes, validate
+from matmulstudy.config import bench_jobs, builds, shapes, validate
 
 
 def job_counts(stdout: str) -> dict[str, int]:
@@ -16,17 +16,20 @@ def job_counts(stdout: str) -> dict[str, int]:
     return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", table, re.M)}
 
 
-def test_dry_run_builds_the_expected_dag(tmp_path, default_config, registry):
+@pytest.mark.parametrize("ncu", [False, True])
+def test_dry_run_builds_the_expected_dag(tmp_path, default_config, registry, ncu):
     proc = snakemake("-n", "--directory", str(tmp_path), "--configfile", str(ROOT / "config/config.yaml"),
-                     "--config", "label=h100", "arch=sm_90")
+                     "--config", "label=h100", "arch=sm_90", f"ncu={str(ncu).lower()}")
     assert proc.returncode == 0, proc.stderr
-    cfg = validate(default_config, registry)
-    n_inputs = len(shapes(cfg)) * len(cfg["seeds"])
+    cfg = validate(dict(default_config, ncu=ncu), registry)
+    n_inputs = len(shapes(cfg)) * len(cfg["seeds"]) * len(cfg["dtypes"])
+    cuda_builds = [(v, d) for v, d in builds(cfg, registry) if v.backend == "cuda"]
     counts = job_counts(proc.stdout)
-    assert counts == {
+    expected = {
         "gpu_info": 1,
         "compile_harness": 1,
-        "compile": sum(v.backend == "cuda" for v in registry.values()),
+        "compile": len(cuda_builds),
+        "inspect": len(cuda_builds),
         "compile_cpu": 1,
         "inputs": n_inputs,
         "reference": n_inputs,
@@ -35,8 +38,14 @@ def test_dry_run_builds_the_expected_dag(tmp_path, default_config, registry):
         "report": 1,
         "all": 1,
     }
-    assert "results/h100/build/gpu_tiled.cubin" in proc.stdout
+    if ncu:
+        expected["profile"] = sum(v.backend == "cuda" for v in registry.values())
+    assert counts == expected
+    assert len(cuda_builds) == 13   # 9 steps in float32, the 4 naive and tiled ones in int32 too
+    assert "results/h100/build/int32/gpu_tiled.cubin" in proc.stdout
     assert "reports/h100/figures/progression.png" in proc.stdout
+    assert "reports/h100/figures/progression_int32.png" in proc.stdout
+    assert ("results/h100/ncu/gpu_outer_4096x4096x4096.json" in proc.stdout) == ncu
 
 
 @pytest.mark.parametrize("override, message", [
@@ -82,7 +91,7 @@ def test_cpu_only_study_runs_end_to_end_and_renders(tmp_path, registry):
     assert set(df["variant"]) == set(cfg["variants"])
     assert (df["time_ms"] > 0).all()
     assert (df.groupby(["variant", "M", "N", "K"]).size() == cfg["cpu_repetitions"]).all()
-    for name in ("size_sweep", "progression"):
+    for name in ("size_sweep", "progression", "hardware"):
         for ext in ("png", "svg"):
             assert (report / "figures" / f"{name}.{ext}").stat().st_size > 5000
     assert (report / "failures.txt").read_text() == ""
@@ -104,5 +113,5 @@ def test_without_gpu_the_gpu_jobs_stop_in_one_line_and_cpu_jobs_run(tmp_path):
     log = (tmp_path / "logs/gpu_info/nogpu.log").read_text()
     assert log.startswith("error: no usable GPU:") and len(log.strip().splitlines()) == 1
     assert "error: no usable GPU:" in proc.stderr
-    assert (tmp_path / "results/nogpu/bench/numpy/16x16x16_s0.csv").exists()
-    assert (tmp_path / "results/nogpu/build/gpu_naive.cubin").exists()
+    assert (tmp_path / "results/nogpu/bench/float32/numpy/16x16x16_s0.csv").exists()
+    assert (tmp_path / "results/nogpu/build/float32/gpu_naive.cubin").exists()

@@ -19,7 +19,7 @@ def bench_inputs(wc):
     inputs = {"a": f"{base}/A.npy", "b": f"{base}/B.npy",
               "ref": f"{base}/ref.npy", "scale": f"{base}/scale.npy"}
     if variant.is_built:
-        inputs["binary"] = binary_path(wc.label, variant)
+        inputs["binary"] = binary_path(wc.label, variant, wc.dtype)
     if variant.is_gpu:
         inputs["gpu"] = f"results/{wc.label}/gpu.json"
         inputs["harness"] = f"results/{wc.label}/build/harness.cubin"
@@ -30,9 +30,9 @@ rule bench:
     input:
         unpack(bench_inputs),
     output:
-        "results/{label}/bench/{variant}/{shape}_s{seed}.csv",
+        "results/{label}/bench/{dtype}/{variant}/{shape}_s{seed}.csv",
     log:
-        "logs/bench/{label}/{variant}/{shape}_s{seed}.log",
+        "logs/bench/{label}/{dtype}/{variant}/{shape}_s{seed}.log",
     params:
         timing={k: CFG[k] for k in ("warmup", "repetitions", "cpu_repetitions", "tolerance")},
     threads: workflow.cores

@@ -5,11 +5,13 @@ rule collect:
     input:
         bench=lambda wc: bench_csvs(wc.label),
         resources=lambda wc: resource_reports(wc.label),
+        sass=lambda wc: sass_reports(wc.label),
+        ncu=lambda wc: ncu_reports(wc.label),
         gpu=lambda wc: gpu_json(wc.label),
     output:
         results="reports/{label}/results.csv",
         summary="reports/{label}/summary.csv",
-        resources="reports/{label}/resources.csv",
+        hardware="reports/{label}/hardware.csv",
         failures="reports/{label}/failures.txt",
         gpu="reports/{label}/gpu.json",
     log:

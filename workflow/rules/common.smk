@@ -44,12 +44,13 @@ def _label_and_arch():
 LABEL, ARCH = _label_and_arch()
 RESULTS = f"results/{LABEL}"
 REPORT = f"reports/{LABEL}"
-FIGURES = ["size_sweep", "progression"]
+FIGURES = ["size_sweep", "progression", "hardware"]
 
 
 wildcard_constraints:
     label=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
     variant="|".join(REGISTRY),
+    dtype="float32|int32",
     shape=r"\d+x\d+x\d+",
     seed=r"\d+",
 
@@ -61,21 +62,35 @@ def variant_pattern(backend):
 
 
 def input_dir(wildcards):
-    return f"results/inputs/{wildcards.shape}_s{wildcards.seed}"
+    return f"results/inputs/{wildcards.dtype}/{wildcards.shape}_s{wildcards.seed}"
 
 
-def binary_path(label, variant):
+def binary_path(label, variant, dtype):
     suffix = {"cuda": "cubin", "c": "so"}[variant.backend]
-    return f"results/{label}/build/{variant.id}.{suffix}"
+    return f"results/{label}/build/{dtype}/{variant.id}.{suffix}"
 
 
 def bench_csvs(label):
-    return [f"results/{label}/bench/{v.id}/{s.tag}_s{seed}.csv"
-            for v, s, seed in study.bench_jobs(CFG, REGISTRY)]
+    return [f"results/{label}/bench/{dtype}/{v.id}/{s.tag}_s{seed}.csv"
+            for v, s, seed, dtype in study.bench_jobs(CFG, REGISTRY)]
 
 
 def resource_reports(label):
-    return [f"results/{label}/build/{v.id}.resources.json" for v in VARIANTS if v.is_built]
+    return [f"results/{label}/build/{dtype}/{v.id}.resources.json"
+            for v, dtype in study.builds(CFG, REGISTRY)]
+
+
+def sass_reports(label):
+    return [f"results/{label}/build/{dtype}/{v.id}.sass.json"
+            for v, dtype in study.builds(CFG, REGISTRY) if v.backend == "cuda"]
+
+
+def ncu_reports(label):
+    if not CFG["ncu"]:
+        return []
+    size = CFG["ncu_size"]
+    return [f"results/{label}/ncu/{v.id}_{size}x{size}x{size}.json"
+            for v in VARIANTS if v.backend == "cuda"]
 
 
 def gpu_json(label):
@@ -83,7 +98,8 @@ def gpu_json(label):
 
 
 def final_outputs():
-    return [f"{REPORT}/results.csv", f"{REPORT}/summary.csv"] + [
+    return [f"{REPORT}/results.csv", f"{REPORT}/summary.csv", f"{REPORT}/hardware.csv",
+            f"{REPORT}/progression.md"] + [
         f"{REPORT}/figures/{name}.{ext}" for name in FIGURES for ext in ("png", "svg")]
 
 

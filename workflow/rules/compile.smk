@@ -8,10 +8,10 @@ rule compile:
     input:
         source=lambda wc: str(REGISTRY[wc.variant].file),
     output:
-        binary="results/{label}/build/{variant}.cubin",
-        resources="results/{label}/build/{variant}.resources.json",
+        binary="results/{label}/build/{dtype}/{variant}.cubin",
+        resources="results/{label}/build/{dtype}/{variant}.resources.json",
     log:
-        "logs/compile/{label}/{variant}.log",
+        "logs/compile/{label}/{dtype}/{variant}.log",
     params:
         arch=ARCH,
         defines=lambda wc: REGISTRY[wc.variant].defines,
@@ -25,10 +25,10 @@ rule compile_cpu:
     input:
         source=lambda wc: str(REGISTRY[wc.variant].file),
     output:
-        binary="results/{label}/build/{variant}.so",
-        resources="results/{label}/build/{variant}.resources.json",
+        binary="results/{label}/build/{dtype}/{variant}.so",
+        resources="results/{label}/build/{dtype}/{variant}.resources.json",
     log:
-        "logs/compile_cpu/{label}/{variant}.log",
+        "logs/compile_cpu/{label}/{dtype}/{variant}.log",
     params:
         arch=None,
         defines=lambda wc: REGISTRY[wc.variant].defines,
@@ -48,3 +48,14 @@ rule compile_harness:
         arch=ARCH,
     script:
         "../scripts/compile_harness.py"
+
+
+rule inspect:
+    input:
+        cubin="results/{label}/build/{dtype}/{variant}.cubin",
+    output:
+        "results/{label}/build/{dtype}/{variant}.sass.json",
+    log:
+        "logs/inspect/{label}/{dtype}/{variant}.log",
+    script:
+        "../scripts/inspect_sass.py"

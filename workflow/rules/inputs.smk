@@ -3,10 +3,10 @@
 
 rule inputs:
     output:
-        a="results/inputs/{shape}_s{seed}/A.npy",
-        b="results/inputs/{shape}_s{seed}/B.npy",
+        a="results/inputs/{dtype}/{shape}_s{seed}/A.npy",
+        b="results/inputs/{dtype}/{shape}_s{seed}/B.npy",
     log:
-        "logs/inputs/{shape}_s{seed}.log",
+        "logs/inputs/{dtype}/{shape}_s{seed}.log",
     script:
         "../scripts/make_inputs.py"
 
@@ -16,10 +16,10 @@ rule reference:
         a=rules.inputs.output.a,
         b=rules.inputs.output.b,
     output:
-        ref="results/inputs/{shape}_s{seed}/ref.npy",
-        scale="results/inputs/{shape}_s{seed}/scale.npy",
+        ref="results/inputs/{dtype}/{shape}_s{seed}/ref.npy",
+        scale="results/inputs/{dtype}/{shape}_s{seed}/scale.npy",
     log:
-        "logs/reference/{shape}_s{seed}.log",
+        "logs/reference/{dtype}/{shape}_s{seed}.log",
     threads: workflow.cores
     script:
         "../scripts/make_reference.py"

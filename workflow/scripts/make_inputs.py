@@ -8,8 +8,9 @@ from matmulstudy.config import Shape
 def main(snakemake, log):
     shape = Shape.parse(snakemake.wildcards.shape)
     seed = int(snakemake.wildcards.seed)
-    data.save_inputs(shape, seed, Path(snakemake.output.a), Path(snakemake.output.b))
-    print(f"A {shape.M}x{shape.K}, B {shape.K}x{shape.N}, float32 uniform [-1, 1), seed {seed}")
+    dtype = snakemake.wildcards.dtype
+    data.save_inputs(shape, seed, Path(snakemake.output.a), Path(snakemake.output.b), dtype)
+    print(f"A {shape.M}x{shape.K}, B {shape.K}x{shape.N}, {dtype}, seed {seed}")
 
 
 rulescript.run(snakemake, main)

@@ -1,21 +1,12 @@
-# Draw the study's figures from the collected table.
-import json
+# Draw the study's figures and progression notes from the collected tables.
 from pathlib import Path
 
-import pandas as pd
-
-from matmulstudy import plots, registry, rulescript
+from matmulstudy import render, rulescript
 
 
 def main(snakemake, log):
-    reg = registry.load_registry()
-    df = pd.read_csv(snakemake.input.results)
-    with open(snakemake.input.gpu) as fh:
-        gpu = json.load(fh)
-    gpu["gpu_name"] = gpu.get("gpu_name") or "no GPU (CPU variants only)"
-    figures = Path(snakemake.output[0]).parent
-    plots.size_sweep(df, reg, gpu["gpu_name"], figures / "size_sweep")
-    plots.progression(df, reg, gpu, snakemake.params.reference_size, figures / "progression")
+    for path in render.render(Path(snakemake.input.results).parent, snakemake.params.reference_size):
+        print(path)
 
 
 rulescript.run(snakemake, main)

@@ -1,0 +1,96 @@
+"""Occupancy arithmetic, the instruction mix from SASS, and ncu's CSV (no GPU needed)."""
+
+import io
+from pathlib import Path
+
+import pytest
+
+from matmulstudy import build, hardware
+
+H100 = {"max_threads_per_sm": 2048, "registers_per_sm": 65536, "shared_per_sm_bytes": 233472,
+        "reserved_shared_per_block_bytes": 1024, "max_blocks_per_sm": 32}
+
+
+def test_occupancy_full_for_the_16x16_tiled_kernel():
+    occ = hardware.occupancy(threads=256, registers=32, shared_bytes=2048, gpu=H100)
+    assert occ == {"blocks_per_sm": 8, "warps_per_sm": 64, "occupancy": 1.0, "occupancy_limiter": "warps"}
+
+
+def test_occupancy_limited_by_registers():
+    # 95 registers -> 3072 per warp -> 21 warps of registers -> 10 blocks of 2 warps
+    occ = hardware.occupancy(threads=64, registers=95, shared_bytes=1088, gpu=H100)
+    assert occ["blocks_per_sm"] == 10 and occ["occupancy"] == pytest.approx(20 / 64)
+    assert occ["occupancy_limiter"] == "registers"
+
+
+def test_occupancy_limited_by_shared_memory_and_block_count():
+    occ = hardware.occupancy(threads=64, registers=16, shared_bytes=48 * 1024, gpu=H100)
+    assert occ["blocks_per_sm"] == 4 and occ["occupancy_limiter"] == "shared memory"
+    occ = hardware.occupancy(threads=32, registers=16, shared_bytes=0, gpu=H100)
+    assert occ["blocks_per_sm"] == 32 and occ["occupancy_limiter"] == "blocks"
+
+
+SASS = """
+	code for sm_90
+		Function : toy
+	.headerflags	@"EF_CUDA_SM90"
+        /*0000*/                   LDC R1, c[0x0][0x28] ;
+        /*0010*/                   LDG.E R2, desc[UR4][R4.64] ;
+        /*0020*/                   LDS.128 R8, [R3] ;
+        /*0030*/                   FFMA R9, R8, R2, R9 ;
+        /*0040*/                   FFMA R10, R8, R2, R10 ;
+        /*0050*/               @P0 BRA 0x20 ;
+        /*0060*/                   BAR.SYNC.DEFER_BLOCKING 0x0 ;
+        /*0070*/              @!P1 BRA 0x10 ;
+        /*0080*/                   EXIT ;
+"""
+
+
+def test_main_loop_is_the_innermost_loop_with_the_most_fma():
+    mix = hardware.main_loop_mix(hardware.parse_sass(SASS, "toy"))
+    assert mix["ffma"] == 2 and mix["lds"] == 1 and mix["lds_128"] == 1 and mix["ldg"] == 0
+    assert mix["fma_per_lds"] == 2.0 and mix["loop_instructions"] == 4
+
+
+def _mix(registry, tmp_path, vid, dtype="float32"):
+    cubin = tmp_path / f"{vid}.{dtype}.cubin"
+    build.build(registry[vid], cubin, tmp_path / "r.json", "sm_90", io.StringIO(), dtype=dtype)
+    return hardware.main_loop_mix(hardware.parse_sass(hardware.disassemble(cubin), registry[vid].kernel))
+
+
+def test_outer_product_has_more_ffma_per_shared_load_than_the_inner_product(registry, tmp_path):
+    """Seed 000's argument for step 5, read off the machine code."""
+    inner = _mix(registry, tmp_path, "gpu_tiled")
+    outer = _mix(registry, tmp_path, "gpu_outer")
+    assert inner["ffma"] == 16 and outer["ffma"] == 16
+    assert outer["fma_per_lds"] > inner["fma_per_lds"]
+    jacket = _mix(registry, tmp_path, "gpu_jacket_3rows")
+    assert jacket["fma_per_lds"] >= 3 * outer["fma_per_lds"] / 4
+
+
+def test_unrolling_puts_the_whole_k_loop_in_one_body(registry, tmp_path):
+    rolled = _mix(registry, tmp_path, "gpu_outer")
+    unrolled = _mix(registry, tmp_path, "gpu_outer_unrolled")
+    tile_k, tile_m = (registry["gpu_outer"].defines[k] for k in ("TILE_K", "TILE_M"))
+    assert rolled["ffma"] == tile_m and rolled["ldg"] == 1
+    assert unrolled["ffma"] == tile_k * tile_m and unrolled["ldg"] >= tile_k
+
+
+def test_int32_kernels_multiply_with_imad(registry, tmp_path):
+    mix = _mix(registry, tmp_path, "gpu_tiled", "int32")
+    assert mix["ffma"] == 0 and mix["imad"] >= 16
+
+
+NCU_SAMPLE = Path(__file__).parent / "data" / "ncu_gpu_tiled_coalesced_1024.csv"
+
+
+def test_ncu_csv_from_the_h100_is_parsed():
+    """Real ncu output (step 3 at 1024 on the H100, including ncu's own log lines)."""
+    counters = hardware.parse_ncu_csv(NCU_SAMPLE.read_text(), "gpu_tiled_coalesced")
+    assert counters["global_ld_sectors_per_request"] == pytest.approx(16_777_216 / 4_194_304)
+    assert counters["shared_ld_bank_conflicts"] == 100_711_967
+    assert counters["bank_conflicts_per_shared_ld"] == pytest.approx(100_711_967 / 16_777_216)
+    assert counters["achieved_occupancy_pct"] == pytest.approx(93.16)
+    assert counters["ncu_time_ns"] == 723_168
+    with pytest.raises(Exception, match="no launch of gpu_outer"):
+        hardware.parse_ncu_csv(NCU_SAMPLE.read_text(), "gpu_outer")

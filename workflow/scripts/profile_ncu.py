@@ -1,0 +1,24 @@
+# Nsight Compute's counters of one launch of a step (config ncu: true).
+import json
+import subprocess
+import sys
+
+from matmulstudy import hardware, registry, rulescript
+from matmulstudy.errors import StudyError
+
+
+def main(snakemake, log):
+    variant = registry.load_registry()[snakemake.wildcards.variant]
+    cmd = hardware.ncu_command() + [sys.executable, "-m", "matmulstudy.launch_once", variant.id,
+                                    snakemake.input.cubin, snakemake.wildcards.shape]
+    print("$ " + " ".join(cmd), flush=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    log.write(proc.stdout + proc.stderr)
+    if proc.returncode != 0:
+        raise StudyError(f"ncu failed on {variant.id} (exit {proc.returncode}); see the log")
+    counters = hardware.parse_ncu_csv(proc.stdout, variant.kernel)
+    with open(snakemake.output[0], "w") as fh:
+        json.dump({"variant": variant.id, "shape": snakemake.wildcards.shape, **counters}, fh, indent=2)
+
+
+rulescript.run(snakemake, main)
