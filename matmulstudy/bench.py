@@ -14,7 +14,6 @@ report shows as a failure and never as a point.
 from __future__ import annotations
 
 import ctypes
-import socket
 import time
 
 import numpy as np
@@ -34,7 +33,7 @@ def _rows(variant: Variant, shape: Shape, seed: int, dtype: str, times_ms: list[
     meta = {"variant": variant.id, "dtype": dtype, "backend": variant.backend, "M": shape.M,
             "N": shape.N, "K": shape.K, "seed": seed, "verified": result.ok, "max_error": result.max_error,
             "tolerance": result.tolerance, "bad_elements": result.bad,
-            "unwritten_elements": result.unwritten, "host": socket.gethostname(), **extra}
+            "unwritten_elements": result.unwritten, **extra}
     for key, value in meta.items():
         df[key] = value
     df["gflops"] = shape.flop / (df["time_ms"] * 1e-3) / 1e9

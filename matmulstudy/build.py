@@ -64,6 +64,18 @@ def parse_ptxas(text: str) -> dict[str, dict[str, int]]:
     return out
 
 
+def compiler_version(exe: str) -> str:
+    """The last line of `exe --version` that names a version, e.g. nvcc's 'Build cuda_13.0...'."""
+    try:
+        out = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout
+    except OSError:
+        return "unknown"
+    lines = [ln.strip() for ln in out.splitlines() if ln.strip()]
+    if exe == "nvcc":
+        return next((ln for ln in reversed(lines) if ln.startswith("Cuda compilation tools")), lines[-1] if lines else "unknown")
+    return lines[0] if lines else "unknown"
+
+
 def run_build(cmd: list[str], log) -> str:
     """Run a compiler, copy its output to the log, raise StudyError on failure."""
     if shutil.which(cmd[0]) is None:
@@ -88,17 +100,20 @@ def build(variant: Variant, out: Path, resources: Path, arch: str | None, log,
     if variant.backend == "cuda":
         if not arch:
             raise StudyError(f"{variant.id}: no nvcc target; set arch in config (e.g. sm_90)")
-        text = run_build(nvcc_command(variant, arch, out, dtype), log)
-        kernels = parse_ptxas(text)
+        cmd = nvcc_command(variant, arch, out, dtype)
+        kernels = parse_ptxas(run_build(cmd, log))
         if variant.kernel not in kernels:
             raise StudyError(f"{variant.file.name} has no kernel named '{variant.kernel}' "
                              f"(found {sorted(kernels)}); the __global__ function must be named as in the registry")
         report = {"variant": variant.id, "dtype": dtype, "arch": arch, "defines": variant.defines,
+                  "compiler": compiler_version("nvcc"), "flags": " ".join(cmd[1:-3]),
                   "block": list(variant.block[:2]), "tile": list(variant.tile),
                   "flop_per_byte": variant.flop_per_byte, **kernels[variant.kernel]}
     elif variant.backend == "c":
-        run_build(gcc_command(variant, out), log)
-        report = {"variant": variant.id, "dtype": dtype, "arch": "host", "defines": variant.defines}
+        cmd = gcc_command(variant, out)
+        run_build(cmd, log)
+        report = {"variant": variant.id, "dtype": dtype, "arch": "host", "defines": variant.defines,
+                  "compiler": compiler_version("gcc"), "flags": " ".join(cmd[1:-3])}
     else:
         raise StudyError(f"{variant.id}: backend {variant.backend} is not built")
     with open(resources, "w") as fh:

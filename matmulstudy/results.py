@@ -23,6 +23,7 @@ def collect(bench_csvs: list, gpu_json: str | None, registry: dict[str, Variant]
     if not frames:
         raise StudyError("no bench results to collect")
     df = pd.concat(frames, ignore_index=True)
+    refuse_mixed(df)
     gpu_names = sorted(df.loc[df["backend"].isin(["cuda", "cublas"]), "device"].dropna().unique())
     if gpu_json:
         with open(gpu_json) as fh:
@@ -37,6 +38,21 @@ def collect(bench_csvs: list, gpu_json: str | None, registry: dict[str, Variant]
     return (df.sort_values(["dtype", "variant", "M", "N", "K", "seed", "sample"],
                            key=lambda s: s.map(order) if s.name == "variant" else s)
               .reset_index(drop=True))
+
+
+def refuse_mixed(df: pd.DataFrame) -> None:
+    """Samples measured at different commits or on different GPUs are not one study."""
+    if "git_commit" in df:
+        commits = df["git_commit"].value_counts()
+        if len(commits) > 1:
+            found = ", ".join(f"{c} ({n} samples)" for c, n in commits.items())
+            raise StudyError(f"results come from different commits: {found}; rerun the old ones with "
+                             "`snakemake --forcerun bench` (or check out the commit they came from)")
+    if "gpu_uuid" in df:
+        uuids = sorted(df["gpu_uuid"].dropna().unique())
+        if len(uuids) > 1:
+            raise StudyError(f"results come from different GPUs {uuids}; give each GPU its own label "
+                             "(results/<label>/) and rerun the study there")
 
 
 def summary(df: pd.DataFrame) -> pd.DataFrame:

@@ -95,3 +95,19 @@ def test_hardware_figure_renders_with_and_without_ncu(tmp_path, registry):
     assert "global-load sectors" not in (tmp_path / "hw_bare.svg").read_text()
     for p in paths:
         assert p.stat().st_size > 5000
+
+
+def test_collect_refuses_results_from_two_commits_or_two_gpus_of_one_model(tmp_path, registry):
+    df = fixture_rows(registry).drop(columns="title")
+    df["git_commit"], df["gpu_uuid"] = "aaa", "GPU-1"
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    df[df.variant == "gpu_naive"].to_csv(a, index=False)
+    later = df[df.variant == "cublas"].copy()
+    later["git_commit"] = "bbb"
+    later.to_csv(b, index=False)
+    with pytest.raises(StudyError, match=r"different commits: (aaa|bbb) \(\d+ samples\), (aaa|bbb)"):
+        results.collect([a, b], None, registry)
+    later["git_commit"], later["gpu_uuid"] = "aaa", "GPU-2"   # same model name, another card
+    later.to_csv(b, index=False)
+    with pytest.raises(StudyError, match="different GPUs"):
+        results.collect([a, b], None, registry)

@@ -91,6 +91,11 @@ def test_cpu_only_study_runs_end_to_end_and_renders(tmp_path, registry):
     assert set(df["variant"]) == set(cfg["variants"])
     assert (df["time_ms"] > 0).all()
     assert (df.groupby(["variant", "M", "N", "K"]).size() == cfg["cpu_repetitions"]).all()
+    for column in ("git_commit", "git_dirty", "config_hash", "host", "python", "timestamp"):
+        assert df[column].notna().all(), column
+    assert df["config_hash"].nunique() == 1 and df["git_commit"].nunique() == 1
+    naive = df[df.variant == "cpu_naive"]
+    assert naive["compiler"].str.startswith("gcc").all() and (naive["compiler_flags"] == "-O2 -shared -fPIC").all()
     for name in ("size_sweep", "progression", "hardware"):
         for ext in ("png", "svg"):
             assert (report / "figures" / f"{name}.{ext}").stat().st_size > 5000

@@ -20,6 +20,7 @@ def bench_inputs(wc):
               "ref": f"{base}/ref.npy", "scale": f"{base}/scale.npy"}
     if variant.is_built:
         inputs["binary"] = binary_path(wc.label, variant, wc.dtype)
+        inputs["build"] = f"results/{wc.label}/build/{wc.dtype}/{variant.id}.resources.json"
     if variant.is_gpu:
         inputs["gpu"] = f"results/{wc.label}/gpu.json"
         inputs["harness"] = f"results/{wc.label}/build/harness.cubin"

@@ -1,0 +1,41 @@
+"""Provenance facts: commit, dirtiness, config hash (no GPU needed)."""
+
+import subprocess
+
+from matmulstudy import provenance
+
+
+def test_config_hash_ignores_key_order_and_sees_values():
+    a = provenance.config_hash({"sizes": [1, 2], "seeds": [0]})
+    assert a == provenance.config_hash({"seeds": [0], "sizes": [1, 2]})
+    assert a != provenance.config_hash({"seeds": [1], "sizes": [1, 2]})
+    assert len(a) == 12
+
+
+def test_git_state_of_a_repository(tmp_path):
+    def git(*args):
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+    git("init", "-q")
+    git("config", "user.email", "t@example.com")
+    git("config", "user.name", "t")
+    (tmp_path / "f.txt").write_text("one\n")
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "reports" / "r.csv").write_text("a\n")
+    git("add", ".")
+    git("commit", "-qm", "c")
+    state = provenance.git_state(tmp_path)
+    assert len(state["git_commit"]) == 40 and state["git_dirty"] is False
+    (tmp_path / "reports" / "r.csv").write_text("b\n")     # the study's own output
+    assert provenance.git_state(tmp_path)["git_dirty"] is False
+    (tmp_path / "f.txt").write_text("two\n")
+    assert provenance.git_state(tmp_path)["git_dirty"] is True
+
+
+def test_without_git_the_commit_can_be_named(tmp_path, monkeypatch):
+    monkeypatch.setenv("MATMULSTUDY_GIT_COMMIT", "abc123")
+    assert provenance.git_state(tmp_path) == {"git_commit": "abc123", "git_dirty": None}
+
+
+def test_run_facts_have_every_field():
+    facts = provenance.run_facts({"sizes": [1]})
+    assert set(facts) == {"git_commit", "git_dirty", "config_hash", "host", "python", "timestamp"}
