@@ -56,6 +56,22 @@ def _describe(error: jsonschema.ValidationError, schema: dict) -> str:
     return f"config: {where} = {error.instance!r} is not allowed; expected {allowed}"
 
 
+def _from_command_line(value, schema: dict):
+    """Values given as `snakemake --config key=value` arrive as strings, or lists
+    of strings ('sizes=[64,128]' -> ['64', '128']); read them as YAML where the
+    schema wants a number, a boolean or a list. Anything else is left for the
+    schema to judge."""
+    kind = schema.get("type")
+    if isinstance(value, str) and kind in ("integer", "number", "boolean", "array"):
+        try:
+            value = yaml.safe_load(value)
+        except yaml.YAMLError:
+            return value
+    if isinstance(value, list) and kind == "array":
+        return [_from_command_line(v, schema.get("items", {})) for v in value]
+    return value
+
+
 def validate(cfg: dict, registry: dict[str, Variant], schema_path: Path = SCHEMA_PATH) -> dict:
     """Check the config against the schema and the registry.
 
@@ -65,10 +81,7 @@ def validate(cfg: dict, registry: dict[str, Variant], schema_path: Path = SCHEMA
     """
     with open(schema_path) as fh:
         schema = yaml.safe_load(fh)
-    cfg = dict(cfg)
-    for key, prop in schema["properties"].items():   # --config ncu=true arrives as a string
-        if prop.get("type") == "boolean" and str(cfg.get(key)).lower() in ("true", "false"):
-            cfg[key] = str(cfg[key]).lower() == "true"
+    cfg = {key: _from_command_line(value, schema["properties"].get(key, {})) for key, value in cfg.items()}
     errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(cfg),
                     key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
     if errors:

@@ -63,3 +63,14 @@ def test_shape_tags_round_trip():
     assert Shape(17, 33, 65).tag == "17x33x65"
     with pytest.raises(StudyError):
         Shape.parse("17x33")
+
+
+def test_command_line_strings_are_read_as_yaml(default_config, registry):
+    """snakemake --config passes 'sizes=[64,128]' as ['64', '128'] and 'ncu=true' as 'true'."""
+    cfg = dict(default_config, sizes=["64", "128"], shapes="[[17, 33, 65]]", reference_size="128",
+               ncu="true", ncu_size="64", tolerance="8.5", variants=["gpu_naive"])
+    out = validate(cfg, registry)
+    assert out["sizes"] == [64, 128] and out["shapes"] == [[17, 33, 65]] and out["reference_size"] == 128
+    assert out["ncu"] is True and out["tolerance"] == 8.5 and out["variants"] == ["gpu_naive"]
+    with pytest.raises(StudyError, match="sizes\\[0\\] = 'big' is not allowed"):
+        validate(dict(default_config, sizes=["big"]), registry)

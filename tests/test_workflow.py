@@ -120,3 +120,13 @@ def test_without_gpu_the_gpu_jobs_stop_in_one_line_and_cpu_jobs_run(tmp_path):
     assert "error: no usable GPU:" in proc.stderr
     assert (tmp_path / "results/nogpu/bench/float32/numpy/16x16x16_s0.csv").exists()
     assert (tmp_path / "results/nogpu/build/float32/gpu_naive.cubin").exists()
+
+
+def test_list_overrides_on_the_command_line(tmp_path, default_config, registry):
+    proc = snakemake("-n", "--directory", str(tmp_path), "--configfile", str(ROOT / "config/config.yaml"),
+                     "--config", "label=mini", "arch=sm_90", "sizes=[64,128]", "shapes=[[17,33,65]]",
+                     "reference_size=128", "dtypes=[float32]")
+    assert proc.returncode == 0, proc.stderr
+    cfg = validate(dict(default_config, sizes=[64, 128], shapes=[[17, 33, 65]], reference_size=128,
+                        dtypes=["float32"]), registry)
+    assert job_counts(proc.stdout)["bench"] == len(bench_jobs(cfg, registry))
