@@ -23,15 +23,12 @@ def collect(bench_csvs: list, gpu_json: str | None, registry: dict[str, Variant]
     if not frames:
         raise StudyError("no bench results to collect")
     df = pd.concat(frames, ignore_index=True)
-    refuse_mixed(df)
-    gpu_names = sorted(df.loc[df["backend"].isin(["cuda", "cublas"]), "device"].dropna().unique())
+    gpu_names = set(df.loc[df["backend"].isin(["cuda", "cublas"]), "device"].dropna())
     if gpu_json:
         with open(gpu_json) as fh:
-            info = json.load(fh)
-        gpu_names = sorted(set(gpu_names) | {info["gpu_name"]})
-    if len(gpu_names) > 1:
-        raise StudyError(f"results come from different GPUs {gpu_names}; give each GPU its own label "
-                         "(results/<label>/) and rerun the study there")
+            gpu_names.add(json.load(fh)["gpu_name"])
+    refuse_mixed(df, gpu_names)
+    gpu_names = sorted(gpu_names)
     df.insert(df.columns.get_loc("variant") + 1, "title", df["variant"].map(lambda v: registry[v].title))
     df["gpu"] = gpu_names[0] if gpu_names else "none"
     order = {vid: v.order for vid, v in registry.items()}
@@ -40,18 +37,21 @@ def collect(bench_csvs: list, gpu_json: str | None, registry: dict[str, Variant]
               .reset_index(drop=True))
 
 
-def refuse_mixed(df: pd.DataFrame) -> None:
-    """Samples measured at different commits or on different GPUs are not one study."""
+def refuse_mixed(df: pd.DataFrame, gpu_names: set) -> None:
+    """Samples measured at different commits or on different GPUs are not one study.
+
+    GPUs differ when their names differ, or (same model) their UUIDs do.
+    """
     if "git_commit" in df:
         commits = df["git_commit"].value_counts()
         if len(commits) > 1:
             found = ", ".join(f"{c} ({n} samples)" for c, n in commits.items())
             raise StudyError(f"results come from different commits: {found}; rerun the old ones with "
                              "`snakemake --forcerun bench` (or check out the commit they came from)")
-    if "gpu_uuid" in df:
-        uuids = sorted(df["gpu_uuid"].dropna().unique())
-        if len(uuids) > 1:
-            raise StudyError(f"results come from different GPUs {uuids}; give each GPU its own label "
+    uuids = set(df["gpu_uuid"].dropna()) if "gpu_uuid" in df else set()
+    for found in (gpu_names, uuids):
+        if len(found) > 1:
+            raise StudyError(f"results come from different GPUs {sorted(found)}; give each GPU its own label "
                              "(results/<label>/) and rerun the study there")
 
 
@@ -74,8 +74,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
             "median_gflops": f.median(), "q1_gflops": f.quantile(0.25), "q3_gflops": f.quantile(0.75),
             "max_error": g["max_error"].max(),
         })
-    out = df.groupby(keys, sort=False).apply(agg, include_groups=False).reset_index()
-    return out
+    return df.groupby(keys, sort=False).apply(agg, include_groups=False).reset_index()
 
 
 def failures(df: pd.DataFrame) -> list[str]:
