@@ -97,6 +97,9 @@ def validate(cfg: dict, registry: dict[str, Variant], schema_path: Path = SCHEMA
         raise StudyError(f"config: reference_size = {cfg['reference_size']} is not allowed; expected one of sizes {cfg['sizes']}")
     if cfg["ncu"] and cfg["ncu_size"] not in cfg["sizes"]:
         raise StudyError(f"config: ncu_size = {cfg['ncu_size']} is not allowed; expected one of sizes {cfg['sizes']}")
+    if cfg["max_samples"] < cfg["min_samples"]:
+        raise StudyError(f"config: max_samples = {cfg['max_samples']} is not allowed; expected at least "
+                         f"min_samples ({cfg['min_samples']})")
     if not cfg["sizes"] and not cfg["shapes"]:
         raise StudyError("config: sizes and shapes are both empty; give at least one size")
     for shape in shapes(cfg):
@@ -113,6 +116,11 @@ def shapes(cfg: dict) -> list[Shape]:
     return sorted(out, key=lambda s: (s.flop, s))
 
 
+def full_check(shape: Shape, cfg: dict) -> bool:
+    """Whether a shape is verified against a float64 reference (else Freivalds)."""
+    return shape.M * shape.N * shape.K <= cfg["full_check_max_size"] ** 3
+
+
 def runs_on(variant: Variant, shape: Shape, cfg: dict) -> bool:
     """Whether the study measures this variant on this shape."""
     if variant.id == "cpu_naive":
@@ -120,7 +128,7 @@ def runs_on(variant: Variant, shape: Shape, cfg: dict) -> bool:
     return True
 
 
-def bench_jobs(cfg: dict, registry: dict[str, Variant]) -> list[tuple[Variant, Shape, int, str]]:
+def measurements(cfg: dict, registry: dict[str, Variant]) -> list[tuple[Variant, Shape, int, str]]:
     """Every (variant, shape, seed, dtype) the study measures."""
     return [(registry[vid], shape, seed, dtype)
             for dtype in cfg["dtypes"]
@@ -133,5 +141,17 @@ def bench_jobs(cfg: dict, registry: dict[str, Variant]) -> list[tuple[Variant, S
 
 def builds(cfg: dict, registry: dict[str, Variant]) -> list[tuple[Variant, str]]:
     """Every (variant, dtype) the study compiles."""
-    pairs = dict.fromkeys((v.id, d) for v, _, _, d in bench_jobs(cfg, registry) if v.is_built)
+    pairs = dict.fromkeys((v.id, d) for v, _, _, d in measurements(cfg, registry) if v.is_built)
     return sorted(((registry[vid], d) for vid, d in pairs), key=lambda vd: (vd[0].order, vd[1]))
+
+
+def bench_jobs(cfg: dict, registry: dict[str, Variant]) -> list[tuple[Variant, str, int, list[Shape]]]:
+    """One bench job per (variant, dtype, seed): it measures every shape of it.
+
+    One process, one CUDA context, one cuBLAS handle for the whole sweep of a
+    variant; a job's shapes come smallest first.
+    """
+    jobs: dict[tuple[str, str, int], list[Shape]] = {}
+    for v, shape, seed, dtype in measurements(cfg, registry):
+        jobs.setdefault((v.id, dtype, seed), []).append(shape)
+    return [(registry[vid], dtype, seed, shapes) for (vid, dtype, seed), shapes in jobs.items()]

@@ -1,9 +1,10 @@
 """cuBLAS SGEMM through ctypes, in the caller's (primary) CUDA context.
 
-PyCUDA has no cuBLAS binding; the C API needs five functions. The math mode is
-set to CUBLAS_DEFAULT_MATH, which in cuBLAS 11+ means full FP32 (TF32 tensor
-cores only with CUBLAS_TF32_TENSOR_OP_MATH); the verification tolerance would
-also reject a TF32 result.
+PyCUDA has no cuBLAS binding; the C API needs five functions. The math mode
+is set explicitly: CUBLAS_DEFAULT_MATH, which in cuBLAS 11+ means full FP32
+(the study's reference), or CUBLAS_TF32_TENSOR_OP_MATH, which lets cuBLAS
+round the inputs to TF32 (10-bit mantissa) and use the tensor cores: a
+different precision, verified against its own tolerance and labelled so.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import sys
 from .errors import StudyError
 
 CUBLAS_OP_N = 0
-CUBLAS_DEFAULT_MATH = 0
+MATH_MODES = {"fp32": 0, "tf32": 3}   # CUBLAS_DEFAULT_MATH, CUBLAS_TF32_TENSOR_OP_MATH
 
 
 def _candidates() -> list[str]:
@@ -52,7 +53,7 @@ def load_library() -> tuple[ctypes.CDLL, str]:
 class Cublas:
     """A cuBLAS handle on the current context; row-major C = A @ B."""
 
-    def __init__(self):
+    def __init__(self, precision: str = "fp32"):
         self.lib, self.path = load_library()
         self.lib.cublasSgemm_v2.argtypes = [
             ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int,
@@ -60,7 +61,7 @@ class Cublas:
             ctypes.POINTER(ctypes.c_float), ctypes.c_void_p, ctypes.c_int]
         self.handle = ctypes.c_void_p()
         self._check(self.lib.cublasCreate_v2(ctypes.byref(self.handle)), "cublasCreate")
-        self._check(self.lib.cublasSetMathMode(self.handle, CUBLAS_DEFAULT_MATH), "cublasSetMathMode")
+        self._check(self.lib.cublasSetMathMode(self.handle, MATH_MODES[precision]), "cublasSetMathMode")
         version = ctypes.c_int()
         self._check(self.lib.cublasGetVersion_v2(self.handle, ctypes.byref(version)), "cublasGetVersion")
         v = version.value

@@ -9,12 +9,15 @@ the primary context, shares it.
 
 from __future__ import annotations
 
+import time
+from dataclasses import dataclass, field
+
 import numpy as np
 
 from .errors import StudyError
 
-BATCH = 100                    # timed launches queued behind one block_stream
 BLOCK_TIMEOUT_NS = 5 * 10**9   # block_stream gives up after 5 s
+POLL_S = 0.002                 # NVML is read every ~2 ms while a batch runs
 
 # FP32 lanes (FMA units) per SM by compute capability, from the CUDA C
 # Programming Guide's table of arithmetic instruction throughput.
@@ -43,6 +46,16 @@ def require_pycuda():
     return cuda
 
 
+@dataclass
+class Timing:
+    """The samples of one measurement, and how it went."""
+    times_ms: list = field(default_factory=list)
+    batch_readings: list = field(default_factory=list)   # NVML readings of each sample's batch
+    blocked: bool = True          # every batch waited behind block_stream until released
+    stop_reason: str = ""
+    elapsed_s: float = 0.0
+
+
 class GpuSession:
     """``with GpuSession() as gpu:`` — everything CUDA happens inside."""
 
@@ -51,6 +64,7 @@ class GpuSession:
         self.device = self.cuda.Device(ordinal)
         self._allocations = []
         self._modules = []
+        self._block = None   # the harness, once loaded
         self.ctx = None
 
     def __enter__(self):
@@ -66,6 +80,7 @@ class GpuSession:
                 alloc.free()
             self._allocations.clear()
             self._modules.clear()
+            self._block = None
             self.ctx.pop()
             self.ctx = None
             from pycuda.tools import clear_context_caches
@@ -77,6 +92,12 @@ class GpuSession:
         alloc = self.cuda.mem_alloc(max(int(nbytes), 1))
         self._allocations.append(alloc)
         return alloc
+
+    def release(self, *allocs) -> None:
+        """Free device memory before the session ends (one session, many shapes)."""
+        for alloc in allocs:
+            alloc.free()
+            self._allocations.remove(alloc)
 
     def to_device(self, array: np.ndarray):
         alloc = self.empty(array.nbytes)
@@ -108,41 +129,103 @@ class GpuSession:
         return func
 
     # --- timing ---------------------------------------------------------
-    def load_blocker(self, harness_cubin) -> None:
-        """Load block_stream (matmulstudy/harness.cu) and its mapped flags."""
+    def load_harness(self, harness_cubin) -> None:
+        """Load block_stream and flush_l2 (matmulstudy/harness.cu) and their buffers, once."""
+        if self._block is not None:
+            return
         cuda = self.cuda
         self._block = self.load_function(harness_cubin, "block_stream", "PPQ")
         self._flags = cuda.pagelocked_zeros((2,), np.int32, mem_flags=cuda.host_alloc_flags.DEVICEMAP)
         self._flags_dev = np.intp(self._flags.base.get_device_pointer())
+        self._flush = self.load_function(harness_cubin, "flush_l2", "PQP")
+        l2 = self.device.get_attribute(cuda.device_attribute.L2_CACHE_SIZE)
+        self.flush_bytes = max(2 * l2, 1 << 20) // 16 * 16
+        self._flush_buf = self.empty(self.flush_bytes)
+        cuda.memset_d32(self._flush_buf, 0, self.flush_bytes // 4)
+        self._flush_sink = self.empty(4)
+        sms = self.device.get_attribute(cuda.device_attribute.MULTIPROCESSOR_COUNT)
+        self._flush_grid = (4 * sms, 1, 1)
 
-    def time_ms(self, launch, warmup: int, repetitions: int) -> tuple[list[float], bool]:
-        """Milliseconds of each of `repetitions` launches, one event pair each.
+    def flush_l2(self) -> None:
+        """Queue a read of twice L2's size: the next launch starts with a cold L2."""
+        self._flush.prepared_call(self._flush_grid, (512, 1, 1), self._flush_buf,
+                                  np.uint64(self.flush_bytes // 16), self._flush_sink)
 
-        After `warmup` launches, the timed launches are queued in batches
-        behind block_stream, released together, and synchronised once per
-        batch. Returns the times and whether every batch stayed blocked
-        until released (False: a batch may include host launch gaps).
+    def time_launches(self, launch, warmup: int, criterion, cold: bool = True, monitor=None) -> Timing:
+        """Time `launch` until `criterion` (matmulstudy.timing) says stop.
+
+        After `warmup` launches, timed launches are queued in batches behind
+        block_stream, each launch between its own pair of events (with an L2
+        flush before the start event when `cold`), released together and
+        synchronised once per batch. While a batch runs, `monitor` (NVML)
+        is read; each sample keeps the lowest SM clock seen during its batch.
         """
+        cuda = self.cuda
         for _ in range(warmup):
+            if cold:
+                self.flush_l2()
             launch()
         self.synchronize()
-        times, blocked = [], True
-        for first in range(0, repetitions, BATCH):
-            count = min(BATCH, repetitions - first)
-            starts = [self.cuda.Event() for _ in range(count)]
-            ends = [self.cuda.Event() for _ in range(count)]
+        out = Timing()
+        t0 = time.perf_counter()
+        estimate = 0.0
+        while True:
+            elapsed = time.perf_counter() - t0
+            reason = criterion.stop(out.times_ms, elapsed)
+            if reason:
+                out.stop_reason, out.elapsed_s = reason, elapsed
+                return out
+            count = criterion.next_batch(len(out.times_ms), estimate, elapsed)
+            starts = [cuda.Event() for _ in range(count)]
+            ends = [cuda.Event() for _ in range(count)]
             self._flags[:] = 0
             self._block.prepared_call((1, 1, 1), (1, 1, 1), self._flags_dev,
                                       self._flags_dev + 4, BLOCK_TIMEOUT_NS)
             for start, end in zip(starts, ends):
+                if cold:
+                    self.flush_l2()
                 start.record()
                 launch()
                 end.record()
             self._flags[0] = 1
+            readings = []
+            if monitor is not None:
+                readings.append(monitor.read())
+                while not ends[-1].query():
+                    time.sleep(POLL_S)
+                    readings.append(monitor.read())
             ends[-1].synchronize()
-            blocked &= self._flags[1] == 0
-            times += [start.time_till(end) for start, end in zip(starts, ends)]
-        return times, bool(blocked)
+            out.blocked &= bool(self._flags[1] == 0)
+            batch = [start.time_till(end) for start, end in zip(starts, ends)]
+            out.times_ms += batch
+            out.batch_readings += [readings] * count
+            # wall time per launch, flushes included, for the next batch's size
+            estimate = (time.perf_counter() - t0 - elapsed) / count
+
+    def copy_bandwidth(self, warmup: int = 3, repetitions: int = 20) -> dict:
+        """DRAM bandwidth measured by device-to-device copies, in GB/s.
+
+        Copies a buffer of 1 GiB (an eighth of the memory on smaller GPUs;
+        either way far larger than L2), each copy between its own events.
+        A copy reads and writes every byte: bandwidth = 2 x bytes / time.
+        """
+        cuda = self.cuda
+        nbytes = min(1 << 30, self.device.total_memory() // 8) // 4 * 4
+        src, dst = self.empty(nbytes), self.empty(nbytes)
+        cuda.memset_d32(src, 0x3F800000, nbytes // 4)
+        times = []
+        for i in range(warmup + repetitions):
+            start, end = cuda.Event(), cuda.Event()
+            start.record()
+            cuda.memcpy_dtod_async(dst, src, nbytes)
+            end.record()
+            end.synchronize()
+            if i >= warmup:
+                times.append(start.time_till(end))
+        self.release(src, dst)
+        median = float(np.median(times))
+        return {"copy_bandwidth_gbs": 2 * nbytes / (median * 1e-3) / 1e9, "copy_bytes": nbytes,
+                "copy_median_ms": median, "copy_samples": repetitions}
 
     # --- facts ----------------------------------------------------------
     def info(self) -> dict:

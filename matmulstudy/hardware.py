@@ -163,24 +163,32 @@ def ncu_command() -> list[str]:
             "--metrics", ",".join(NCU_METRICS)]
 
 
-def parse_ncu_csv(text: str, kernel: str) -> dict:
+def parse_ncu_csv(text: str, kernel: str | None) -> dict:
     """ncu --csv output -> the counters of the launch of `kernel`.
 
-    Derived: global-load sectors per request, and shared-memory bank
-    conflicts per shared-load instruction.
+    kernel None (a library call such as cuBLAS, whose kernels have names of
+    its own): every launch ncu saw; the time is their sum, the other
+    counters those of the last one. Derived: global-load sectors per request,
+    and shared-memory bank conflicts per shared-load instruction.
     """
     start = text.find('"ID"')
     if start < 0:
         raise StudyError("ncu printed no CSV table (see the log for its message)")
     df = pd.read_csv(StringIO(text[start:]), thousands=",")
-    df = df[df["Kernel Name"].str.startswith(kernel)]
+    if kernel is not None:
+        df = df[df["Kernel Name"].str.startswith(kernel)]
     if df.empty:
-        raise StudyError(f"ncu measured no launch of {kernel}")
+        raise StudyError(f"ncu measured no launch of {kernel or 'any kernel'}")
     last = df[df["ID"] == df["ID"].max()]
+    if kernel is None:
+        times = df[df["Metric Name"] == "gpu__time_duration.sum"]
+        last = pd.concat([last[last["Metric Name"] != "gpu__time_duration.sum"],
+                          times.tail(1).assign(**{"Metric Value": times["Metric Value"].astype(float).sum()})])
     values = {NCU_METRICS[n]: float(v) for n, v in zip(last["Metric Name"], last["Metric Value"])
               if n in NCU_METRICS}
     req = values.get("global_ld_requests")
     values["global_ld_sectors_per_request"] = values["global_ld_sectors"] / req if req else None
     lds = values.get("shared_ld_instructions")
     values["bank_conflicts_per_shared_ld"] = values["shared_ld_bank_conflicts"] / lds if lds else None
+    values["ncu_kernels"] = " + ".join(df.drop_duplicates("ID")["Kernel Name"].str.split("(").str[0])
     return values

@@ -25,3 +25,24 @@ extern "C" __global__ void block_stream(const volatile int* release, int* status
         __nanosleep(1000);
     }
 }
+
+// flush_l2 evicts the previous launch's data from the L2 cache before a cold
+// measurement: it reads a buffer twice the size of L2 (the size comes from
+// the device's attributes). Loads use ld.global.cg (cached in L2, not L1), so
+// L2 ends up holding clean lines of this buffer and the timed kernel finds
+// none of its operands there and pays no write-back of the flush's data,
+// which matches Nsight Compute's own "--cache-control all". The sum is
+// written only if it equals a value the buffer never produces, so the loads
+// cannot be optimised away and nothing is written.
+
+extern "C" __global__ void flush_l2(const int4* buffer, unsigned long long count, int* sink)
+{
+    int acc = 0;
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < count;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        int4 v = __ldcg(buffer + i);
+        acc ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+    if (acc == 0x5EED5EED)
+        *sink = acc;
+}

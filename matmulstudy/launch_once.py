@@ -1,8 +1,9 @@
-"""Launch one variant once, for a profiler: python -m matmulstudy.launch_once ID CUBIN MxNxK.
+"""Launch one variant once, for a profiler: python -m matmulstudy.launch_once ID MxNxK [CUBIN].
 
 ncu replays that one launch as often as its counters need. The inputs are
 the study's seeded float32 matrices; the result is not checked here (the
-bench jobs verify every variant on this shape).
+bench jobs verify every variant on this shape). A cuda variant needs its
+cubin; a cublas variant calls cuBLAS with its precision's math mode.
 """
 
 from __future__ import annotations
@@ -17,15 +18,24 @@ from .registry import load_registry
 
 
 def main(argv: list[str]) -> None:
-    if len(argv) != 3:
-        raise StudyError("usage: python -m matmulstudy.launch_once VARIANT CUBIN MxNxK")
+    if len(argv) not in (2, 3):
+        raise StudyError("usage: python -m matmulstudy.launch_once VARIANT MxNxK [CUBIN]")
     variant = load_registry()[argv[0]]
-    shape = Shape.parse(argv[2])
+    shape = Shape.parse(argv[1])
+    if variant.backend not in ("cuda", "cublas") or (variant.backend == "cuda") != (len(argv) == 3):
+        raise StudyError(f"{variant.id}: a cuda variant needs its CUBIN, a cublas one none, others cannot run here")
     a, b = make_inputs(shape, 0)
+    M, N, K = shape
     with GpuSession() as gpu:
-        func = gpu.load_function(argv[1], variant.kernel)
-        d_a, d_b, d_c = gpu.to_device(a), gpu.to_device(b), gpu.empty(shape.M * shape.N * 4)
-        func.prepared_call(variant.grid(shape.M, shape.N), variant.block, shape.M, shape.N, shape.K, d_a, d_b, d_c)
+        d_a, d_b, d_c = gpu.to_device(a), gpu.to_device(b), gpu.empty(M * N * 4)
+        if variant.backend == "cuda":
+            func = gpu.load_function(argv[2], variant.kernel)
+            func.prepared_call(variant.grid(M, N), variant.block, M, N, K, d_a, d_b, d_c)
+        else:
+            from .cublas import Cublas
+            with Cublas(variant.precision) as blas:
+                blas.sgemm(M, N, K, d_a, d_b, d_c)
+                gpu.synchronize()
         gpu.synchronize()
 
 

@@ -23,7 +23,8 @@ from .registry import Variant  # noqa: E402
 IQR = ("pi", 50)   # seaborn: the middle 50% of the samples
 
 
-BASELINE_COLOURS = {"c": "#b8860b", "numpy": "#666666", "cublas": "black"}
+BASELINE_COLOURS = {("c", "fp32"): "#b8860b", ("numpy", "fp32"): "#666666", ("cublas", "fp32"): "black",
+                    ("cublas", "tf32"): "#4b0082"}
 
 
 def palette(registry: dict[str, Variant]) -> dict[str, tuple]:
@@ -39,7 +40,7 @@ def palette(registry: dict[str, Variant]) -> dict[str, tuple]:
     if len(steps) > len(colours):
         colours = sns.color_palette("husl", len(steps))
     out = {v.title: colours[i] for i, v in enumerate(steps)}
-    out.update({v.title: BASELINE_COLOURS[v.backend] for v in registry.values() if v.backend != "cuda"})
+    out.update({v.title: BASELINE_COLOURS[v.backend, v.precision] for v in registry.values() if v.backend != "cuda"})
     return out
 
 

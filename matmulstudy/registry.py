@@ -19,7 +19,8 @@ BACKENDS = ("c", "numpy", "cuda", "cublas")
 GPU_BACKENDS = ("cuda", "cublas")
 BUILT_BACKENDS = ("c", "cuda")
 _KEYS = {"id", "backend", "file", "kernel", "title", "source", "defines", "block", "tile",
-         "flop_per_byte", "dtypes"}
+         "flop_per_byte", "dtypes", "precision"}
+PRECISIONS = ("fp32", "tf32")   # arithmetic of a float32 variant: full FP32, or TF32 tensor cores
 DTYPES = {"float32": "float", "int32": "int"}   # dtype -> the kernels' ELEM
 
 _OPS = {ast.Add: operator.add, ast.Sub: operator.sub,
@@ -69,6 +70,7 @@ class Variant:
     tile_expr: tuple = ()
     ratio_expr: str | None = None
     dtypes: tuple = ("float32",)
+    precision: str = "fp32"
 
     @property
     def is_gpu(self) -> bool:
@@ -136,6 +138,10 @@ def _parse_entry(i: int, raw: dict) -> Variant:
     dtypes = tuple(raw.get("dtypes") or ("float32",))
     if not set(dtypes) <= set(DTYPES) or "float32" not in dtypes:
         raise StudyError(f"{where}: dtypes {list(dtypes)} must include float32 and be among {list(DTYPES)}")
+    precision = raw.get("precision", "fp32")
+    if precision not in PRECISIONS or (precision != "fp32" and backend != "cublas"):
+        raise StudyError(f"{where}: precision '{precision}' is not allowed; expected one of {list(PRECISIONS)} "
+                         "(anything but fp32 only for cublas)")
     defines = dict(raw.get("defines") or {})
     block, tile = tuple(raw.get("block") or ()), tuple(raw.get("tile") or ())
     if backend == "cuda":
@@ -143,7 +149,7 @@ def _parse_entry(i: int, raw: dict) -> Variant:
             raise StudyError(f"{where}: a cuda variant needs 'block: [x, y]' and 'tile: [rows, cols]'")
     variant = Variant(id=vid, backend=backend, title=raw["title"], source=raw["source"], order=i,
                       file=path, kernel=kernel, defines=defines, block_expr=block, tile_expr=tile,
-                      ratio_expr=raw.get("flop_per_byte"), dtypes=dtypes)
+                      ratio_expr=raw.get("flop_per_byte"), dtypes=dtypes, precision=precision)
     if backend == "cuda":
         variant.flop_per_byte  # evaluates, or says what is wrong
         bx, by, _ = variant.block

@@ -55,26 +55,62 @@ def refuse_mixed(df: pd.DataFrame, gpu_names: set) -> None:
                              "(results/<label>/) and rerun the study there")
 
 
-def summary(df: pd.DataFrame) -> pd.DataFrame:
+def summary(df: pd.DataFrame, gpu: dict | None = None) -> pd.DataFrame:
     """Median time and GFLOP/s with the interquartile range, per variant and shape.
 
     Only verified samples count; a failed measurement stays as a row with
-    verified = False and no numbers.
+    verified = False and no numbers. Also per row: how many samples were
+    throttled (NVML), the timing's final noise and why it stopped, and the
+    median's fraction of cuBLAS FP32 on the same shape and of the GPU's FP32
+    peak (`gpu`: gpu.json). Fractions are left empty where they would
+    compare different arithmetic: int32 rows, and the FP32 peak of a TF32 row.
     """
     keys = ["dtype", "variant", "title", "M", "N", "K"]
+
+    def first(g, column):
+        return g[column].iloc[0] if column in g else None
 
     def agg(g):
         ok = g[g["verified"]]
         t = ok["time_ms"]
         f = ok["gflops"]
+        on_gpu = first(g, "backend") in ("cuda", "cublas") and "throttled" in ok
+        flags = ok["throttled"] if on_gpu else pd.Series(dtype=object)
         return pd.Series({
             "verified": bool(g["verified"].all()),
             "samples": len(ok),
             "median_ms": t.median(), "q1_ms": t.quantile(0.25), "q3_ms": t.quantile(0.75),
             "median_gflops": f.median(), "q1_gflops": f.quantile(0.25), "q3_gflops": f.quantile(0.75),
             "max_error": g["max_error"].max(),
+            "check": first(g, "check"), "precision": first(g, "precision"),
+            "noise": first(g, "noise"), "stop_reason": first(g, "stop_reason"),
+            "throttled_samples": int((flags == True).sum()) if on_gpu else None,   # noqa: E712
+            "clock_unknown_samples": int(flags.isna().sum()) if on_gpu else None,
+            "min_sm_clock_mhz": ok["sm_clock_mhz"].min() if on_gpu else None,
         })
-    return df.groupby(keys, sort=False).apply(agg, include_groups=False).reset_index()
+    out = df.groupby(keys, sort=False).apply(agg, include_groups=False).reset_index()
+    fp32 = out["precision"].fillna("fp32").eq("fp32") & out["dtype"].eq("float32")
+    cublas = out[out["variant"].eq("cublas") & fp32].set_index(["M", "N", "K"])["median_gflops"]
+    ref = pd.MultiIndex.from_frame(out[["M", "N", "K"]]).map(lambda mnk: cublas.get(mnk, float("nan")))
+    out["frac_of_cublas"] = (out["median_gflops"] / ref.to_numpy()).where(out["dtype"].eq("float32"))
+    peak = (gpu or {}).get("fp32_peak_gflops")
+    out["frac_of_fp32_peak"] = (out["median_gflops"] / peak).where(fp32) if peak else float("nan")
+    return out
+
+
+def ncu_agreement(hw: pd.DataFrame, summ: pd.DataFrame) -> pd.DataFrame:
+    """Beside each ncu measurement, the pipeline's median at the same shape.
+
+    ncu_vs_median = ncu's gpu__time_duration / the median - 1: how far the
+    harness's timing is from the profiler's for the same kernel and inputs.
+    """
+    if "ncu_time_ns" not in hw:
+        return hw
+    med = summ.assign(ncu_shape=summ["M"].astype(str) + "x" + summ["N"].astype(str) + "x" + summ["K"].astype(str))
+    med = med[["variant", "dtype", "ncu_shape", "median_ms"]].rename(columns={"median_ms": "median_ms_at_ncu_shape"})
+    out = hw.merge(med, on=["variant", "dtype", "ncu_shape"], how="left")
+    out["ncu_vs_median"] = out["ncu_time_ns"].astype(float) / 1e6 / out["median_ms_at_ncu_shape"] - 1
+    return out
 
 
 def failures(df: pd.DataFrame) -> list[str]:
@@ -123,5 +159,5 @@ def hardware_table(resource_paths: list, sass_paths: list, ncu_paths: list, gpu:
     if ncu_paths:
         ncu = pd.DataFrame(_load(ncu_paths)).rename(columns={"shape": "ncu_shape"})
         ncu["dtype"] = "float32"
-        df = df.merge(ncu, on=["variant", "dtype"], how="left")
+        df = df.merge(ncu, on=["variant", "dtype"], how="outer")   # cuBLAS: ncu only
     return df.convert_dtypes()

@@ -4,7 +4,7 @@ import copy
 
 import pytest
 
-from matmulstudy.config import Shape, bench_jobs, shapes, validate
+from matmulstudy.config import Shape, bench_jobs, full_check, measurements, shapes, validate
 from matmulstudy.errors import StudyError
 
 
@@ -27,6 +27,11 @@ def test_default_config_is_valid(default_config, registry):
     ("variants", ["gpu_magic"], "variants contains unknown variant 'gpu_magic'; known: cpu_naive, numpy"),
     ("reference_size", 4000, "reference_size = 4000 is not allowed; expected one of sizes"),
     ("sizes", [4096, 65536], "shape 65536x65536x65536 is too large"),
+    ("cache", "warm", "cache = 'warm' is not allowed; expected cold (L2 flushed before every timed launch) or hot"),
+    ("max_noise", 0, "max_noise = 0 is not allowed; expected a number > 0"),
+    ("max_samples", 5, "max_samples = 5 is not allowed; expected at least min_samples (10)"),
+    ("throttle_fraction", 1.5, "throttle_fraction = 1.5 is not allowed; expected a number in (0, 1]"),
+    ("freivalds_vectors", 0, "freivalds_vectors = 0 is not allowed; expected an integer >= 1"),
 ])
 def test_bad_config_names_key_value_and_what_is_allowed(default_config, registry, key, value, expected):
     cfg = copy.deepcopy(default_config)
@@ -40,8 +45,8 @@ def test_bad_config_names_key_value_and_what_is_allowed(default_config, registry
 
 def test_missing_key_is_named(default_config, registry):
     cfg = copy.deepcopy(default_config)
-    del cfg["repetitions"]
-    with pytest.raises(StudyError, match="missing key 'repetitions'"):
+    del cfg["min_samples"]
+    with pytest.raises(StudyError, match="missing key 'min_samples'"):
         validate(cfg, registry)
 
 
@@ -52,10 +57,25 @@ def test_variants_follow_registry_order(default_config, registry):
 
 def test_cpu_naive_is_capped(default_config, registry):
     cfg = validate(dict(default_config, cpu_naive_max_size=512), registry)
-    naive = {s.tag for v, s, _, _ in bench_jobs(cfg, registry) if v.id == "cpu_naive"}
+    naive = {s.tag for v, s, _, _ in measurements(cfg, registry) if v.id == "cpu_naive"}
     assert naive == {"256x256x256", "512x512x512"}
-    others = {s.tag for v, s, _, d in bench_jobs(cfg, registry) if v.id == "gpu_naive" and d == "float32"}
+    others = {s.tag for v, s, _, d in measurements(cfg, registry) if v.id == "gpu_naive" and d == "float32"}
     assert others == {s.tag for s in shapes(cfg)}
+
+
+def test_one_bench_job_per_variant_dtype_and_seed_covers_its_shapes(default_config, registry):
+    cfg = validate(default_config, registry)
+    jobs = bench_jobs(cfg, registry)
+    assert len(jobs) == len({(v.id, d, seed) for v, _, seed, d in measurements(cfg, registry)})
+    assert sum(len(shapes_) for *_, shapes_ in jobs) == len(measurements(cfg, registry))
+    tiled = [s for v, d, _, s in jobs if v.id == "gpu_tiled" and d == "int32"][0]
+    assert tiled == shapes(cfg)   # smallest first
+
+
+def test_full_check_up_to_the_configured_work(default_config, registry):
+    cfg = validate(dict(default_config, full_check_max_size=4096), registry)
+    assert full_check(Shape(4096, 4096, 4096), cfg) and full_check(Shape(1537, 3001, 997), cfg)
+    assert not full_check(Shape(8192, 8192, 8192), cfg) and not full_check(Shape(4096, 1024, 8192 * 4 + 1), cfg)
 
 
 def test_shape_tags_round_trip():

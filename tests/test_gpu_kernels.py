@@ -14,7 +14,8 @@ pytestmark = pytest.mark.gpu
 SHAPES = [Shape(1, 1, 1), Shape(17, 33, 65), Shape(1000, 1000, 1000), Shape(4096, 64, 1024),
           Shape(513, 257, 129), Shape(31, 1, 4097)]
 CASES = [(v.id, d) for v in load_registry().values() if v.is_gpu for d in v.dtypes]
-CFG = {"warmup": 1, "repetitions": 3, "cpu_repetitions": 1, "tolerance": 8}
+CFG = {"warmup": 1, "cache": "cold", "min_samples": 3, "max_samples": 3, "max_noise": 0.005, "max_time_s": 1.0,
+       "throttle_fraction": 0.9, "cpu_repetitions": 1, "tolerance": 8, "freivalds_vectors": 16}
 
 
 @pytest.fixture(scope="module")
@@ -46,8 +47,9 @@ def test_gpu_variant_matches_float64_reference(registry, binaries, variant_id, d
     rows = bench.measure(registry[variant_id], shape, 42, a, b, ref, scale, binaries.get((variant_id, dtype)),
                          CFG, harness=binaries["harness"])
     assert rows["verified"].all(), rows[["max_error", "bad_elements", "unwritten_elements"]].iloc[0].to_dict()
-    assert len(rows) == CFG["repetitions"] and (rows["time_ms"] > 0).all()
-    assert rows["blocked"].all()
+    assert len(rows) == CFG["min_samples"] and (rows["time_ms"] > 0).all()
+    assert rows["blocked"].all() and rows["cache"].eq("cold").all()
+    assert rows["sm_clock_mhz"].gt(0).all(), rows["nvml"].iloc[0]   # NVML read while it ran
     if dtype == "int32":
         assert rows["max_error"].iloc[0] == 0   # exact
 

@@ -31,7 +31,10 @@ def fixture_rows(registry, sizes=(256, 1024, 4096), shapes=((1537, 3001, 997),),
                              "seed": 0, "sample": s, "time_ms": t, "gflops": flop / (t * 1e-3) / 1e9,
                              "verified": ok, "backend": v.backend, "max_error": 1e-7 if ok else np.nan,
                              "tolerance": 1e-5, "bad_elements": 0 if ok else 12, "unwritten_elements": 0,
-                             "device": "Test GPU" if v.is_gpu else "Test CPU"})
+                             "device": "Test GPU" if v.is_gpu else "Test CPU", "precision": v.precision})
+                if v.is_gpu and ok:   # NVML: the third sample of each ran at a lowered clock
+                    rows[-1].update(sm_clock_mhz=1700.0 if s == 2 else 1980.0, throttled=s == 2,
+                                    noise=0.004, stop_reason="noise", check="full")
     return pd.DataFrame(rows)
 
 
@@ -45,6 +48,28 @@ def test_summary_uses_median_and_iqr_of_verified_samples(registry):
     failed = s[(s.variant == "gpu_tiled") & (s.M == 1024)].iloc[0]
     assert list(s.columns[:6]) == ["dtype", "variant", "title", "M", "N", "K"]
     assert not failed.verified and failed.samples == 0 and np.isnan(failed.median_gflops)
+
+
+def test_summary_counts_throttled_samples_and_gives_fractions(registry):
+    s = results.summary(fixture_rows(registry), GPU).set_index(["variant", "M"])
+    tiled = s.loc[("gpu_tiled", 4096)]
+    assert tiled.throttled_samples == 1 and tiled.clock_unknown_samples == 0 and tiled.min_sm_clock_mhz == 1700
+    assert tiled.stop_reason == "noise" and tiled.noise == 0.004
+    assert tiled.frac_of_cublas == pytest.approx(tiled.median_gflops / s.loc[("cublas", 4096)].median_gflops)
+    assert tiled.frac_of_fp32_peak == pytest.approx(tiled.median_gflops / GPU["fp32_peak_gflops"])
+    assert s.loc[("cublas", 4096)].frac_of_cublas == pytest.approx(1.0)
+    tf32 = s.loc[("cublas_tf32", 4096)]
+    assert tf32.precision == "tf32" and np.isnan(tf32.frac_of_fp32_peak)   # another precision's peak
+    assert np.isnan(s.loc[("numpy", 4096)].throttled_samples)               # CPU: no clocks recorded
+
+
+def test_ncu_time_is_set_beside_the_median(registry):
+    summ = results.summary(fixture_rows(registry), GPU)
+    med = summ[(summ.variant == "gpu_naive") & (summ.M == 4096)].median_ms.iloc[0]
+    hw = pd.DataFrame([{"variant": "gpu_naive", "dtype": "float32", "ncu_shape": "4096x4096x4096",
+                        "ncu_time_ns": med * 1.02e6}])
+    out = results.ncu_agreement(hw, summ)
+    assert out.ncu_vs_median.iloc[0] == pytest.approx(0.02)
 
 
 def test_failures_are_listed(registry):
@@ -111,3 +136,13 @@ def test_collect_refuses_results_from_two_commits_or_two_gpus_of_one_model(tmp_p
     later.to_csv(b, index=False)
     with pytest.raises(StudyError, match="different GPUs"):
         results.collect([a, b], None, registry)
+
+
+def test_two_studies_are_compared_measurement_by_measurement(registry):
+    from matmulstudy.compare import agreement
+    first = results.summary(fixture_rows(registry), GPU)
+    second = first.copy()
+    second["median_ms"] *= 1.01
+    out = agreement(first, second)
+    assert len(out) == first["verified"].sum()
+    assert np.allclose(out["difference"], 0.01)

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from conftest import ROOT, snakemake
-from matmulstudy.config import bench_jobs, builds, shapes, validate
+from matmulstudy.config import bench_jobs, builds, full_check, shapes, validate
 
 
 def job_counts(stdout: str) -> dict[str, int]:
@@ -23,6 +23,7 @@ def test_dry_run_builds_the_expected_dag(tmp_path, default_config, registry, ncu
     assert proc.returncode == 0, proc.stderr
     cfg = validate(dict(default_config, ncu=ncu), registry)
     n_inputs = len(shapes(cfg)) * len(cfg["seeds"]) * len(cfg["dtypes"])
+    n_full = sum(full_check(s, cfg) for s in shapes(cfg)) * len(cfg["seeds"]) * len(cfg["dtypes"])
     cuda_builds = [(v, d) for v, d in builds(cfg, registry) if v.backend == "cuda"]
     counts = job_counts(proc.stdout)
     expected = {
@@ -32,15 +33,16 @@ def test_dry_run_builds_the_expected_dag(tmp_path, default_config, registry, ncu
         "inspect": len(cuda_builds),
         "compile_cpu": 1,
         "inputs": n_inputs,
-        "reference": n_inputs,
+        "reference": n_full,   # larger shapes: Freivalds' check, no float64 reference
         "bench": len(bench_jobs(cfg, registry)),
         "collect": 1,
         "report": 1,
         "all": 1,
     }
     if ncu:
-        expected["profile"] = sum(v.backend == "cuda" for v in registry.values())
+        expected["profile"] = sum(v.is_gpu for v in registry.values())
     assert counts == expected
+    assert 0 < n_full < n_inputs   # the default study uses both checks
     assert len(cuda_builds) == 13   # 9 steps in float32, the 4 naive and tiled ones in int32 too
     assert "results/h100/build/int32/gpu_tiled.cubin" in proc.stdout
     assert "reports/h100/figures/progression.png" in proc.stdout
@@ -91,6 +93,9 @@ def test_cpu_only_study_runs_end_to_end_and_renders(tmp_path, registry):
     assert set(df["variant"]) == set(cfg["variants"])
     assert (df["time_ms"] > 0).all()
     assert (df.groupby(["variant", "M", "N", "K"]).size() == cfg["cpu_repetitions"]).all()
+    big = df["M"] * df["N"] * df["K"] > cfg["full_check_max_size"] ** 3
+    assert big.any() and (df.loc[big, "check"] == "freivalds").all() and (df.loc[~big, "check"] == "full").all()
+    assert not (tmp_path / "results/inputs/float32/96x96x96_s0/ref.npy").exists()
     for column in ("git_commit", "git_dirty", "config_hash", "host", "python", "timestamp"):
         assert df[column].notna().all(), column
     assert df["config_hash"].nunique() == 1 and df["git_commit"].nunique() == 1
@@ -101,8 +106,8 @@ def test_cpu_only_study_runs_end_to_end_and_renders(tmp_path, registry):
             assert (report / "figures" / f"{name}.{ext}").stat().st_size > 5000
     assert (report / "failures.txt").read_text() == ""
     assert "Every result verified" in proc.stderr
-    # one log per job
-    assert len(list((tmp_path / "logs" / "bench").rglob("*.log"))) == len(df.groupby(["variant", "M", "N", "K"]))
+    # one log per job: one bench job per variant, every shape in it
+    assert len(list((tmp_path / "logs" / "bench").rglob("*.log"))) == len(cfg["variants"])
     # nothing to redo: an interrupted or finished study resumes where it stands
     again = snakemake("-n", "--directory", str(tmp_path))
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
@@ -118,7 +123,7 @@ def test_without_gpu_the_gpu_jobs_stop_in_one_line_and_cpu_jobs_run(tmp_path):
     log = (tmp_path / "logs/gpu_info/nogpu.log").read_text()
     assert log.startswith("error: no usable GPU:") and len(log.strip().splitlines()) == 1
     assert "error: no usable GPU:" in proc.stderr
-    assert (tmp_path / "results/nogpu/bench/float32/numpy/16x16x16_s0.csv").exists()
+    assert (tmp_path / "results/nogpu/bench/float32/numpy_s0.csv").exists()
     assert (tmp_path / "results/nogpu/build/float32/gpu_naive.cubin").exists()
 
 

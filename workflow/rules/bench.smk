@@ -1,6 +1,9 @@
-# Verify and time one variant on one shape and seed.
+# Verify and time one variant on every shape of the study, for one dtype and
+# seed: one process and one CUDA context per variant's sweep.
 # A bench job takes every core, so timed jobs never overlap each other or
 # other work: the GPU and the CPU are the measured job's alone.
+TIMING_KEYS = ("warmup", "cache", "min_samples", "max_samples", "max_noise", "max_time_s",
+               "throttle_fraction", "cpu_repetitions", "tolerance", "freivalds_vectors")
 
 
 rule gpu_info:
@@ -13,11 +16,21 @@ rule gpu_info:
         "../scripts/gpu_info.py"
 
 
+def bench_problems(wc):
+    """Per shape of this job: its input files (no reference where Freivalds' check is used)."""
+    problems = []
+    for shape in BENCH_SHAPES[wc.variant, wc.dtype, int(wc.seed)]:
+        base = input_dir(wc.dtype, shape, wc.seed)
+        files = {"shape": shape.tag, "a": f"{base}/A.npy", "b": f"{base}/B.npy"}
+        if study.full_check(shape, CFG):
+            files.update(ref=f"{base}/ref.npy", scale=f"{base}/scale.npy")
+        problems.append(files)
+    return problems
+
+
 def bench_inputs(wc):
     variant = REGISTRY[wc.variant]
-    base = input_dir(wc)
-    inputs = {"a": f"{base}/A.npy", "b": f"{base}/B.npy",
-              "ref": f"{base}/ref.npy", "scale": f"{base}/scale.npy"}
+    inputs = {"data": [path for p in bench_problems(wc) for key, path in p.items() if key != "shape"]}
     if variant.is_built:
         inputs["binary"] = binary_path(wc.label, variant, wc.dtype)
         inputs["build"] = f"results/{wc.label}/build/{wc.dtype}/{variant.id}.resources.json"
@@ -31,11 +44,12 @@ rule bench:
     input:
         unpack(bench_inputs),
     output:
-        "results/{label}/bench/{dtype}/{variant}/{shape}_s{seed}.csv",
+        "results/{label}/bench/{dtype}/{variant}_s{seed}.csv",
     log:
-        "logs/bench/{label}/{dtype}/{variant}/{shape}_s{seed}.log",
+        "logs/bench/{label}/{dtype}/{variant}_s{seed}.log",
     params:
-        timing={k: CFG[k] for k in ("warmup", "repetitions", "cpu_repetitions", "tolerance")},
+        problems=bench_problems,
+        timing={k: CFG[k] for k in TIMING_KEYS},
     threads: workflow.cores
     script:
         "../scripts/bench.py"

@@ -61,8 +61,8 @@ def variant_pattern(backend):
     return "|".join(ids) if ids else "(?!)"
 
 
-def input_dir(wildcards):
-    return f"results/inputs/{wildcards.dtype}/{wildcards.shape}_s{wildcards.seed}"
+def input_dir(dtype, shape, seed):
+    return f"results/inputs/{dtype}/{shape.tag}_s{seed}"
 
 
 def binary_path(label, variant, dtype):
@@ -70,9 +70,11 @@ def binary_path(label, variant, dtype):
     return f"results/{label}/build/{dtype}/{variant.id}.{suffix}"
 
 
+BENCH_SHAPES = {(v.id, dtype, seed): shapes for v, dtype, seed, shapes in study.bench_jobs(CFG, REGISTRY)}
+
+
 def bench_csvs(label):
-    return [f"results/{label}/bench/{dtype}/{v.id}/{s.tag}_s{seed}.csv"
-            for v, s, seed, dtype in study.bench_jobs(CFG, REGISTRY)]
+    return [f"results/{label}/bench/{dtype}/{vid}_s{seed}.csv" for vid, dtype, seed in BENCH_SHAPES]
 
 
 def resource_reports(label):
@@ -89,8 +91,7 @@ def ncu_reports(label):
     if not CFG["ncu"]:
         return []
     size = CFG["ncu_size"]
-    return [f"results/{label}/ncu/{v.id}_{size}x{size}x{size}.json"
-            for v in VARIANTS if v.backend == "cuda"]
+    return [f"results/{label}/ncu/{v.id}_{size}x{size}x{size}.json" for v in VARIANTS if v.is_gpu]
 
 
 def gpu_json(label):

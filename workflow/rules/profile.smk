@@ -1,12 +1,14 @@
 # Optional (config ncu: true): Nsight Compute's counters of one launch of
-# each cuda step at ncu_size: bank conflicts, sectors per request, achieved
-# occupancy, DRAM throughput.
+# each GPU variant at ncu_size: bank conflicts, sectors per request, achieved
+# occupancy, DRAM throughput, and its kernel time, which the collect step
+# sets beside the harness's median.
 
 
 rule profile:
     input:
-        cubin="results/{label}/build/float32/{variant}.cubin",
-        gpu="results/{label}/gpu.json",
+        unpack(lambda wc: {"gpu": f"results/{wc.label}/gpu.json"} | (
+            {"cubin": f"results/{wc.label}/build/float32/{wc.variant}.cubin"}
+            if REGISTRY[wc.variant].backend == "cuda" else {})),
     output:
         "results/{label}/ncu/{variant}_{shape}.json",
     log:

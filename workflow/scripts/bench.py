@@ -1,35 +1,52 @@
-# Verify, then time, one variant on one shape and seed; one row per sample,
-# each with the facts of where it comes from (commit, config, GPU, compiler).
+# Verify, then time, one variant on every shape of its job; one row per
+# sample, each with the facts of where it comes from (commit, config, GPU,
+# compiler).
+import contextlib
 import json
+
+import pandas as pd
 
 from matmulstudy import bench, data, provenance, registry, rulescript
 from matmulstudy.config import Shape
 
 GPU_FACTS = {"uuid": "gpu_uuid", "compute_capability": "compute_capability",
-             "driver_cuda_version": "driver_cuda_version", "pycuda_version": "pycuda_version"}
+             "driver_version": "driver_version", "driver_cuda_version": "driver_cuda_version",
+             "pycuda_version": "pycuda_version"}
+
+
+def facts(snakemake) -> dict:
+    inp = snakemake.input
+    out = provenance.run_facts(snakemake.config)
+    if inp.get("gpu"):
+        with open(inp.gpu) as fh:
+            gpu = json.load(fh)
+        out.update({column: gpu.get(key) for key, column in GPU_FACTS.items()})
+    if inp.get("build"):
+        with open(inp.build) as fh:
+            built = json.load(fh)
+        out.update(compiler=built.get("compiler"), compiler_flags=built.get("flags"))
+    return out
 
 
 def main(snakemake, log):
     variant = registry.load_registry()[snakemake.wildcards.variant]
-    shape = Shape.parse(snakemake.wildcards.shape)
+    seed = int(snakemake.wildcards.seed)
     inp = snakemake.input
-    rows = bench.measure(variant, shape, int(snakemake.wildcards.seed),
-                         data.load(inp.a), data.load(inp.b), data.load(inp.ref), data.load(inp.scale),
-                         inp.get("binary"), snakemake.params.timing, harness=inp.get("harness"))
-    facts = provenance.run_facts(snakemake.config)
-    if inp.get("gpu"):
-        with open(inp.gpu) as fh:
-            gpu = json.load(fh)
-        facts.update({column: gpu.get(key) for key, column in GPU_FACTS.items()})
-    if inp.get("build"):
-        with open(inp.build) as fh:
-            built = json.load(fh)
-        facts.update(compiler=built.get("compiler"), compiler_flags=built.get("flags"))
-    rows.assign(**facts).to_csv(snakemake.output[0], index=False)
-    ok = rows["verified"].all()
-    print(f"{variant.id} {shape.tag}: " + (
-        f"verified, median {rows['time_ms'].median():.4f} ms, {rows['gflops'].median():,.1f} GFLOP/s"
-        if ok else f"VERIFICATION FAILED: max error {rows['max_error'].iloc[0]:.3g}"))
+    frames = []
+    with contextlib.ExitStack() as stack:
+        session = None
+        if variant.is_gpu:
+            from matmulstudy.gpu import GpuSession
+            session = stack.enter_context(GpuSession())
+        for problem in snakemake.params.problems:
+            shape = Shape.parse(problem["shape"])
+            ref, scale = (data.load(problem["ref"]), data.load(problem["scale"])) if "ref" in problem else (None, None)
+            rows = bench.measure(variant, shape, seed, data.load(problem["a"]), data.load(problem["b"]), ref, scale,
+                                 inp.get("binary"), snakemake.params.timing, harness=inp.get("harness"),
+                                 session=session)
+            frames.append(rows)
+            print(f"{variant.id} {shape.tag}: " + bench.describe(rows), flush=True)
+    pd.concat(frames, ignore_index=True).assign(**facts(snakemake)).to_csv(snakemake.output[0], index=False)
 
 
 rulescript.run(snakemake, main)

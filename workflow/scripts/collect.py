@@ -9,14 +9,15 @@ def main(snakemake, log):
     gpu = snakemake.input.gpu[0] if snakemake.input.gpu else None
     df = results.collect(snakemake.input.bench, gpu, reg)
     df.to_csv(snakemake.output.results, index=False)
-    results.summary(df).to_csv(snakemake.output.summary, index=False)
     info = {"gpu_name": None, "note": "CPU variants only"}
     if gpu:
         with open(gpu) as fh:
             info = json.load(fh)
+    summ = results.summary(df, info if gpu else None)
+    summ.to_csv(snakemake.output.summary, index=False)
     hw = results.hardware_table(snakemake.input.resources, snakemake.input.sass, snakemake.input.ncu,
                                 info if gpu else None)
-    hw.to_csv(snakemake.output.hardware, index=False)
+    results.ncu_agreement(hw, summ).to_csv(snakemake.output.hardware, index=False)
     with open(snakemake.output.gpu, "w") as fh:   # the report's facts, kept with the results
         json.dump(info, fh, indent=2)
     for line in results.write_failures(df, snakemake.output.failures):

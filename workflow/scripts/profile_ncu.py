@@ -1,4 +1,5 @@
-# Nsight Compute's counters of one launch of a step (config ncu: true).
+# Nsight Compute's counters of one launch of a step, or of one cuBLAS call
+# (config ncu: true).
 import json
 import subprocess
 import sys
@@ -10,13 +11,13 @@ from matmulstudy.errors import StudyError
 def main(snakemake, log):
     variant = registry.load_registry()[snakemake.wildcards.variant]
     cmd = hardware.ncu_command() + [sys.executable, "-m", "matmulstudy.launch_once", variant.id,
-                                    snakemake.input.cubin, snakemake.wildcards.shape]
+                                    snakemake.wildcards.shape] + ([snakemake.input.cubin] if variant.is_built else [])
     print("$ " + " ".join(cmd), flush=True)
     proc = subprocess.run(cmd, capture_output=True, text=True)
     log.write(proc.stdout + proc.stderr)
     if proc.returncode != 0:
         raise StudyError(f"ncu failed on {variant.id} (exit {proc.returncode}); see the log")
-    counters = hardware.parse_ncu_csv(proc.stdout, variant.kernel)
+    counters = hardware.parse_ncu_csv(proc.stdout, variant.kernel if variant.is_built else None)
     with open(snakemake.output[0], "w") as fh:
         json.dump({"variant": variant.id, "shape": snakemake.wildcards.shape, **counters}, fh, indent=2)
 

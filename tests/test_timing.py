@@ -1,0 +1,64 @@
+"""The stopping criterion of the timed launches (nvbench's), and the clock flags."""
+
+import math
+
+import numpy as np
+import pytest
+
+from matmulstudy import nvml
+from matmulstudy.timing import BATCH, Criterion, relative_noise
+
+CRIT = Criterion(min_samples=10, max_samples=200, max_noise=0.005, max_time_s=1.0)
+
+
+def test_relative_noise_is_iqr_over_median():
+    t = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    assert relative_noise(t) == pytest.approx((4.0 - 2.0) / 3.0)
+    assert relative_noise([7.0]) == math.inf
+    assert relative_noise([2.0] * 9 + [50.0]) == 0.0   # one late sample does not count as noise
+
+
+def test_quiet_samples_stop_at_the_minimum_on_noise():
+    quiet = list(1.0 + 1e-4 * np.random.default_rng(0).standard_normal(10))
+    assert CRIT.stop(quiet[:9], 0.01) is None          # fewer than min_samples: go on
+    assert CRIT.stop(quiet, 0.01) == "noise"
+
+
+def test_noisy_samples_run_until_the_time_budget_or_the_cap():
+    noisy = list(1.0 + 0.05 * np.random.default_rng(1).standard_normal(50))
+    assert relative_noise(noisy) > CRIT.max_noise
+    assert CRIT.stop(noisy, 0.5) is None
+    assert CRIT.stop(noisy, 1.0) == "time"
+    assert CRIT.stop(noisy * 4, 0.5) == "samples"      # 200 samples
+    assert CRIT.stop(noisy[:5], 30.0) is None          # the minimum is always taken
+
+
+def test_batches_grow_within_the_budget_and_the_cap():
+    assert CRIT.next_batch(0, 0.0, 0.0) == 10                  # first the minimum
+    assert CRIT.next_batch(10, 1e-4, 0.01) == 10               # then doubling
+    assert CRIT.next_batch(40, 1e-4, 0.01) == 40
+    assert CRIT.next_batch(100, 1e-5, 0.01) == min(BATCH, 100)
+    assert CRIT.next_batch(190, 1e-5, 0.01) == 10              # never past max_samples
+    assert CRIT.next_batch(10, 0.2, 0.5) == 2                  # only what the time left allows
+    assert CRIT.next_batch(10, 0.2, 0.99) == 1                 # but always one
+
+
+def test_clock_readings_flag_throttled_samples():
+    readings = [nvml.Reading(1980, 2619, 40, 300, 0x1), nvml.Reading(1755, 2619, 55, 690, 0x4 | 0x1)]
+    worst = nvml.worst(readings)
+    assert worst.sm_clock_mhz == 1755 and worst.temperature_c == 55 and worst.power_w == 690
+    assert nvml.reason_names(worst.reasons) == "sw_power_cap"   # idle is not a slowdown
+    assert nvml.throttled(worst.sm_clock_mhz, 1980, 0.9) is True      # 1755 < 1782
+    assert nvml.throttled(1980, 1980, 0.9) is False
+    assert nvml.throttled(math.nan, 1980, 0.9) is None               # no reading: unknown, not "fine"
+    assert math.isnan(nvml.worst([]).sm_clock_mhz)
+
+
+def test_without_nvml_the_readings_are_unknown_and_say_why():
+    monitor = nvml.Monitor("0000:ff:1f.7")   # no such device, or no NVML at all
+    try:
+        assert monitor.unavailable.startswith("NVML unavailable:")
+        assert math.isnan(monitor.read().sm_clock_mhz)
+        assert "nvml" in monitor.facts()
+    finally:
+        monitor.close()
