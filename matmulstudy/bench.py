@@ -6,8 +6,8 @@ Order of work, the same for every backend:
    method above `full_check_max_size` (ref is None then);
 2. only a verified variant is timed: warm-up runs, then timed runs (CUDA
    events around each launch on the GPU, an L2 flush before each in cold
-   mode, as many as matmulstudy.timing's criterion asks; perf_counter on
-   the CPU) of a function already loaded, on buffers already in place;
+   mode; perf_counter on the CPU), as many as matmulstudy.timing's
+   criterion asks, of a function already loaded, on buffers already in place;
 3. the output of the last timed run is checked again.
 A failed check gives one row with verified = False and no time, which the
 report shows as a failure and never as a point.
@@ -146,11 +146,13 @@ def _measure_cpu(variant, shape, a, b, checker, binary, cfg):
     first = checker(c)
     if not first.ok:
         return [], first, extra
-    times = []
-    for _ in range(cfg["cpu_repetitions"]):
+    criterion, times = Criterion.from_config(cfg), []
+    start = time.perf_counter()
+    while not (reason := criterion.stop(times, time.perf_counter() - start)):
         t0 = time.perf_counter()
         run()
         times.append((time.perf_counter() - t0) * 1e3)
+    extra.update(stop_reason=reason, noise=relative_noise(times), timing_s=time.perf_counter() - start)
     return times, worst(first, checker(c)), extra
 
 
@@ -189,6 +191,6 @@ def describe(rows: pd.DataFrame) -> str:
             f"{rows['gflops'].median():,.1f} GFLOP/s")
     if "stop_reason" in rows:
         text += f", stopped on {r['stop_reason']} (noise {r['noise']:.2%})"
-        if rows["throttled"].eq(True).any():
+        if "throttled" in rows and rows["throttled"].eq(True).any():
             text += f", {int(rows['throttled'].eq(True).sum())} throttled"
     return text

@@ -23,17 +23,23 @@ def git_state(root: Path = ROOT) -> dict:
     """The project's commit, and whether its tracked files differ from it.
 
     The study's own outputs (reports/) are left out of "dirty": the run
-    writes them itself. A copy of the tree without .git (a cluster's staging
-    area, say) can name its commit in MATMULSTUDY_GIT_COMMIT.
+    writes them itself. A copy of the tree whose .git is missing or stale (a
+    cluster's staging area, a synced copy) names its commit in
+    MATMULSTUDY_GIT_COMMIT, which then wins; dirtiness is judged against that
+    commit where the local git knows it, and is unknown (None) elsewhere.
     """
     def git(*args):
-        proc = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
+        try:
+            proc = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
+        except OSError:
+            return None
         return proc.stdout.strip() if proc.returncode == 0 else None
-    commit = git("rev-parse", "HEAD")
+    named = os.environ.get("MATMULSTUDY_GIT_COMMIT")
+    commit = git("rev-parse", "--verify", "--quiet", f"{named}^{{commit}}") if named else git("rev-parse", "HEAD")
     if commit is None:
-        return {"git_commit": os.environ.get("MATMULSTUDY_GIT_COMMIT", "unknown"), "git_dirty": None}
-    changes = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)reports")
-    return {"git_commit": commit, "git_dirty": bool(changes)}
+        return {"git_commit": named or "unknown", "git_dirty": None}
+    changes = git("diff", "--name-only", commit, "--", ".", ":(exclude)reports")
+    return {"git_commit": commit, "git_dirty": None if changes is None else bool(changes)}
 
 
 def config_hash(cfg: dict) -> str:

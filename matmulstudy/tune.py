@@ -37,8 +37,7 @@ def tune(variant_id: str, grid: dict[str, list[int]], size: int, repetitions: in
         a, b = data.make_inputs(shape, 0)
         problems[shape] = (a, b, *data.reference(a, b))
     cfg = {"warmup": 3, "cache": "cold", "min_samples": repetitions, "max_samples": repetitions,
-           "max_noise": 0.005, "max_time_s": 10.0, "throttle_fraction": 0.9, "cpu_repetitions": 1,
-           "tolerance": 8, "freivalds_vectors": 16}
+           "max_noise": 0.005, "max_time_s": 10.0, "throttle_fraction": 0.9, "tolerance": 8, "freivalds_vectors": 16}
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)

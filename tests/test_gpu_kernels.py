@@ -15,7 +15,7 @@ SHAPES = [Shape(1, 1, 1), Shape(17, 33, 65), Shape(1000, 1000, 1000), Shape(4096
           Shape(513, 257, 129), Shape(31, 1, 4097)]
 CASES = [(v.id, d) for v in load_registry().values() if v.is_gpu for d in v.dtypes]
 CFG = {"warmup": 1, "cache": "cold", "min_samples": 3, "max_samples": 3, "max_noise": 0.005, "max_time_s": 1.0,
-       "throttle_fraction": 0.9, "cpu_repetitions": 1, "tolerance": 8, "freivalds_vectors": 16}
+       "throttle_fraction": 0.9, "tolerance": 8, "freivalds_vectors": 16}
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ from matmulstudy.config import Shape
 pytestmark = pytest.mark.gpu
 
 BASE = {"warmup": 2, "cache": "cold", "min_samples": 5, "max_samples": 5000, "max_noise": 0.005,
-        "max_time_s": 1.0, "throttle_fraction": 0.9, "cpu_repetitions": 1, "tolerance": 8,
+        "max_time_s": 1.0, "throttle_fraction": 0.9, "tolerance": 8,
         "freivalds_vectors": 16}
 
 

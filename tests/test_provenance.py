@@ -36,6 +36,21 @@ def test_without_git_the_commit_can_be_named(tmp_path, monkeypatch):
     assert provenance.git_state(tmp_path) == {"git_commit": "abc123", "git_dirty": None}
 
 
+def test_a_named_commit_wins_over_a_stale_checkout(tmp_path, monkeypatch):
+    """A synced copy whose .git is older than its files: the named commit is recorded."""
+    def git(*args):
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+    git("init", "-q")
+    git("config", "user.email", "t@example.com")
+    git("config", "user.name", "t")
+    (tmp_path / "f.txt").write_text("one\n")
+    git("add", ".")
+    git("commit", "-qm", "c")
+    monkeypatch.setenv("MATMULSTUDY_GIT_COMMIT", "0123456789abcdef0123456789abcdef01234567")
+    assert provenance.git_state(tmp_path) == {"git_commit": "0123456789abcdef0123456789abcdef01234567",
+                                              "git_dirty": None}
+
+
 def test_run_facts_have_every_field():
     facts = provenance.run_facts({"sizes": [1]})
     assert set(facts) == {"git_commit", "git_dirty", "config_hash", "host", "python", "timestamp"}

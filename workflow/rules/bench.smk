@@ -3,7 +3,7 @@
 # A bench job takes every core, so timed jobs never overlap each other or
 # other work: the GPU and the CPU are the measured job's alone.
 TIMING_KEYS = ("warmup", "cache", "min_samples", "max_samples", "max_noise", "max_time_s",
-               "throttle_fraction", "cpu_repetitions", "tolerance", "freivalds_vectors")
+               "throttle_fraction", "tolerance", "freivalds_vectors")
 
 
 rule gpu_info:
