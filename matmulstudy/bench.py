@@ -29,6 +29,7 @@ from .registry import Variant
 from .timing import Criterion, relative_noise
 from .verify import POISON, POISON_BITS, Verification, check, freivalds, worst
 
+
 def _rows(variant: Variant, shape: Shape, seed: int, dtype: str, times_ms: list[float],
           result: Verification, extra: dict, per_sample: dict | None = None) -> pd.DataFrame:
     samples = times_ms if result.ok else [float("nan")]
@@ -92,7 +93,7 @@ def _measure_gpu(variant, shape, a, b, checker, binary, harness, cfg, session=No
 
 
 def _verify_then_time(gpu, launch, d_c, shape, checker, cfg, extra, dtype=np.float32):
-    M, N, K = shape
+    M, N, _ = shape
     gpu.fill_u32(d_c, POISON_BITS, M * N)
     launch()
     gpu.synchronize()
