@@ -1,4 +1,4 @@
-"""The progression as a table with its reasons: reports/<gpu>/progression.md.
+"""The progression as a table with its reasons (on each GPU's summary page).
 
 For each GPU step at the reference size: its speed, its speedup over the
 step before, and the hardware facts that explain it. A step slower than
@@ -63,10 +63,11 @@ def slower_steps(table: pd.DataFrame) -> list[str]:
     return notes
 
 
-def markdown(table: pd.DataFrame, gpu_name: str, size: int) -> str:
+def markdown(table: pd.DataFrame, gpu_name: str, size: int, level: int = 1) -> str:
+    """The table and the notes on slower steps; `level`: the heading's level."""
     cols = [c for c in FACTS if c in table]
     head = ["step", "GFLOP/s", "speedup"] + [FACTS[c][0] for c in cols]
-    lines = [f"# Optimisation progression at {size}×{size}×{size}, float32, on {gpu_name}", "",
+    lines = [f"{'#' * level} Optimisation progression at {size}×{size}×{size}, float32, on {gpu_name}", "",
              "Median of the timed launches; speedup over the step before. Counters marked ncu are "
              "Nsight Compute's, for one launch (see hardware.csv for the size).", "",
              "| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
@@ -75,6 +76,6 @@ def markdown(table: pd.DataFrame, gpu_name: str, size: int) -> str:
         cells += ["" if pd.isna(r[c]) else FACTS[c][1].format(r[c]) for c in cols]
         lines.append("| " + " | ".join(cells) + " |")
     notes = slower_steps(table)
-    lines += ["", "## Steps slower than the one before", ""]
+    lines += ["", f"{'#' * (level + 1)} Steps slower than the one before", ""]
     lines += [f"- {n}" for n in notes] if notes else ["Every step is faster than the one before."]
     return "\n".join(lines) + "\n"

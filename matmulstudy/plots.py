@@ -14,7 +14,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.colors  # noqa: E402
 import matplotlib.ticker  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
@@ -53,7 +55,7 @@ def _save(fig, stem: Path) -> list[Path]:
     stem.parent.mkdir(parents=True, exist_ok=True)
     paths = [stem.with_suffix(".png"), stem.with_suffix(".svg")]
     fig.savefig(paths[0], dpi=150, bbox_inches="tight")
-    fig.savefig(paths[1], bbox_inches="tight")
+    fig.savefig(paths[1], bbox_inches="tight", metadata={"Date": None})   # same tables, same bytes
     plt.close(fig)
     return paths
 
@@ -186,7 +188,7 @@ def progression(df: pd.DataFrame, registry: dict[str, Variant], gpu: dict, size:
     ax.set_title(f"Optimisation progression, {size}×{size}×{size} {dtype}, on {gpu['gpu_name']}\n"
                  "label: median and speedup over the step before", fontsize=11)
     fig.tight_layout(rect=(0, 0.04, 1, 1))
-    fig.text(0.01, 0.01, "Red: slower than the step before. Why: progression.md and figures/hardware.png "
+    fig.text(0.01, 0.01, "Red: slower than the step before. Why: the summary page and figures/hardware.png "
              "(bank conflicts, sectors per request, occupancy, FFMA per LDS).", fontsize=9, color="dimgrey")
     return _save(fig, stem)
 
@@ -199,10 +201,7 @@ def hardware(hw: pd.DataFrame, registry: dict[str, Variant], gpu_name: str, stem
     hw["title"] = hw["variant"].map(lambda v: registry[v].title)
     hw = hw.sort_values("variant", key=lambda s: s.map(lambda v: registry[v].order))
     if hw.empty:
-        fig, ax = plt.subplots(figsize=(6, 2))
-        ax.axis("off")
-        ax.text(0.5, 0.5, "no GPU steps in this study", ha="center", va="center")
-        return _save(fig, stem)
+        return placeholder("no GPU steps in this study", stem)
     panels = [("fma_per_lds", "FFMA per shared load (LDS)\nin the main loop (SASS)"),
               ("occupancy", "theoretical occupancy\n(resident warps / max)"),
               ("flop_per_byte", "compute-to-memory ratio\n(flop per global byte, seed's)")]
@@ -227,5 +226,189 @@ def hardware(hw: pd.DataFrame, registry: dict[str, Variant], gpu_name: str, stem
     for ax in list(axes.flat)[len(panels):]:
         ax.set_visible(False)
     fig.suptitle(f"What explains each step, on {gpu_name} (float32; ncu at one size where measured)", fontsize=11)
+    fig.tight_layout()
+    return _save(fig, stem)
+
+
+def placeholder(text: str, stem: Path) -> list[Path]:
+    """A figure that says why there is nothing to draw (the report's list of figures stays fixed)."""
+    fig, ax = plt.subplots(figsize=(6, 1.5))
+    ax.axis("off")
+    ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=10)
+    return _save(fig, stem)
+
+
+def _shape_label(M, N, K) -> str:
+    return str(M) if M == N == K else f"{M}×{N}×{K}"
+
+
+def efficiency(summary: pd.DataFrame, registry: dict[str, Variant], gpu_name: str, stem: Path) -> list[Path]:
+    """Heatmaps: each variant's median as a fraction of cuBLAS FP32 and of the FP32 peak, per shape."""
+    sns.set_theme(style="white", context="notebook")
+    s = summary[summary["dtype"] == "float32"].sort_values(["M", "N", "K"], key=lambda c: c.astype(int))
+    s = s.assign(shape=[_shape_label(*t) for t in zip(s.M, s.N, s.K)],
+                 flop=2.0 * s.M * s.N * s.K).sort_values("flop")
+    shapes = list(dict.fromkeys(s["shape"]))
+    rows = _titles(s, registry)
+    panels = [("frac_of_cublas", "of cuBLAS SGEMM (FP32) on the same shape"),
+              ("frac_of_fp32_peak", "of the GPU's FP32 peak")]
+    fig, axes = plt.subplots(1, 2, figsize=(2.2 + 1.05 * len(shapes) * 2 + 4, 0.5 * len(rows) + 2.4),
+                             sharey=True)
+    norm = matplotlib.colors.LogNorm(vmin=1e-3, vmax=1.0, clip=True)
+    for ax, (col, title) in zip(axes, panels):
+        table = s.pivot_table(index="title", columns="shape", values=col, aggfunc="first", dropna=False)
+        table = table.reindex(index=rows, columns=shapes)
+        failed = s[~s["verified"].astype(bool)].pivot_table(index="title", columns="shape", values="samples",
+                                                             aggfunc="first").reindex(index=rows, columns=shapes)
+        labels = table.map(lambda v: "" if pd.isna(v) else (f"{v:.0%}" if v >= 0.095 else f"{v:.1%}"
+                                                             if v >= 0.001 else "<0.1%"))
+        sns.heatmap(table.astype(float), ax=ax, cmap="viridis", norm=norm, annot=labels, fmt="",
+                    annot_kws={"fontsize": 8}, cbar=ax is axes[-1], linewidths=0.5, linecolor="white",
+                    cbar_kws={"label": "fraction (log colour scale; ≥ 1 same colour)"})
+        for i, j in zip(*np.nonzero(failed.notna().to_numpy())):   # seaborn leaves empty cells unlabelled
+            ax.text(j + 0.5, i + 0.5, "failed", ha="center", va="center", color="red", fontsize=8,
+                    fontweight="bold")
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel("size n (M = N = K) or shape M×N×K")
+        ax.set_ylabel("")
+        ax.tick_params(axis="x", labelrotation=30)
+        for label in ax.get_xticklabels():
+            label.set_ha("right")
+    fig.suptitle(f"Efficiency of each variant, float32, on {gpu_name} (median GFLOP/s over the reference); "
+                 "empty: another precision's peak, or not measured", fontsize=10)
+    fig.tight_layout()
+    return _save(fig, stem)
+
+
+def roofline(summary: pd.DataFrame, hardware: pd.DataFrame, registry: dict[str, Variant], gpu: dict,
+             size: int, stem: Path) -> list[Path]:
+    """Each FP32 GPU variant at its arithmetic intensity, under the measured bandwidth and the FP32 peak.
+
+    Two intensities per step where both are known, joined by a line: the
+    seed's model, flop per byte loaded from global memory (hollow), and flop
+    per byte actually read from DRAM, measured by ncu on one launch at this
+    size (filled): the distance between them is what the caches saved.
+    """
+    sns.set_theme(style="whitegrid", context="notebook")
+    pal = palette(registry)
+    at = summary[(summary.M == size) & (summary.N == size) & (summary.K == size)
+                 & (summary.dtype == "float32") & summary["verified"].astype(bool)]
+    hw = hardware[hardware["dtype"] == "float32"].set_index("variant")
+    flop = 2.0 * size**3
+    points = []   # (variant, GFLOP/s, model intensity, measured intensity)
+    for v in registry.values():
+        if not v.is_gpu or v.precision != "fp32" or v.id not in set(at["variant"]):
+            continue
+        measured = None
+        if "dram_bytes_read" in hw and v.id in hw.index and pd.notna(hw.at[v.id, "dram_bytes_read"]) \
+                and str(hw.at[v.id, "ncu_shape"]) == f"{size}x{size}x{size}":
+            measured = flop / float(hw.at[v.id, "dram_bytes_read"])
+        if measured or v.flop_per_byte:
+            points.append((v, at.loc[at.variant == v.id, "median_gflops"].iloc[0], v.flop_per_byte, measured))
+    peak, bw = gpu.get("fp32_peak_gflops"), gpu.get("copy_bandwidth_gbs")
+    fig, ax = plt.subplots(figsize=(13, 6.5))
+    xs = [x for p in points for x in p[2:] if x] or [1.0]
+    ys = [p[1] for p in points] or [1.0]
+    ridge = peak / bw if peak and bw else None
+    lo, hi = min(xs) / 3, max(xs + [ridge or 1]) * 3
+    grid = np.logspace(np.log10(lo), np.log10(hi), 200)
+    if ridge:
+        ax.plot(grid, np.minimum(peak, bw * grid), color="black", linewidth=2,
+                label=f"roof: min(FP32 peak {peak:,.0f} GFLOP/s,\n  measured copy bandwidth {bw / 1000:.2f} TB/s"
+                      " × intensity)")
+        ax.axvline(ridge, color="grey", linestyle=":", linewidth=1)
+        ax.annotate(f"ridge: {ridge:.1f} flop/byte", (ridge, peak), xytext=(4, -14),
+                    textcoords="offset points", fontsize=8, color="dimgrey")
+    for v, y, model, measured in points:
+        colour = pal[v.title]
+        if model and measured:
+            ax.plot([model, measured], [y, y], color=colour, linewidth=1, alpha=0.6)
+        if model:
+            ax.scatter([model], [y], s=70, facecolor="none", edgecolor=colour, linewidth=2, zorder=5)
+        if measured:
+            ax.scatter([measured], [y], s=70, color=colour, zorder=5)
+        ax.scatter([], [], s=70, color=colour, label=v.title)   # one legend entry per step
+    ax.scatter([], [], s=70, facecolor="none", edgecolor="grey", linewidth=2,
+               label="hollow: seed's model, flop per global-memory byte")
+    ax.scatter([], [], s=70, color="grey", label="filled: flop per byte read from DRAM (ncu)")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(min(ys) / 3, (peak or max(ys)) * 2)
+    _plain_log_ticks(ax.xaxis)
+    _plain_log_ticks(ax.yaxis)
+    ax.set_xlabel("arithmetic intensity, flop per byte (log scale)")
+    ax.set_ylabel("GFLOP/s (median), log scale")
+    ax.set_title(f"Roofline at {size}×{size}×{size}, float32, on {gpu['gpu_name']}", fontsize=11)
+    ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
+    fig.tight_layout()
+    return _save(fig, stem)
+
+
+def timing(df: pd.DataFrame, registry: dict[str, Variant], gpu_name: str, size: int, stem: Path) -> list[Path]:
+    """Every timed sample at one size, as its deviation from the variant's median: the noise, visible."""
+    sns.set_theme(style="whitegrid", context="notebook")
+    at = df[(df.M == size) & (df.N == size) & (df.K == size) & (df.dtype == "float32")
+            & df["verified"].astype(bool)].copy()
+    order = _titles(at, registry)
+    at["deviation_pct"] = (at["time_ms"] / at.groupby("variant")["time_ms"].transform("median") - 1) * 100
+    flagged = at["throttled"].astype(str).eq("True") if "throttled" in at else pd.Series(False, index=at.index)
+    at["sample kind"] = np.where(flagged, "throttled (SM clock below threshold)", "at full clock / CPU")
+    fig, ax = plt.subplots(figsize=(10, 0.55 * len(order) + 2))
+    sns.boxplot(data=at, y="title", x="deviation_pct", order=order, color="white", showfliers=False,
+                width=0.6, ax=ax)
+    sns.stripplot(data=at, y="title", x="deviation_pct", order=order, hue="sample kind",
+                  hue_order=["at full clock / CPU", "throttled (SM clock below threshold)"],
+                  palette={"at full clock / CPU": "#1f77b4", "throttled (SM clock below threshold)": "red"},
+                  size=3, alpha=0.6, jitter=0.25, ax=ax)
+    ax.set_xscale("symlog", linthresh=0.1)
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:+g}%"))
+    per = at.groupby("title").agg(n=("time_ms", "size"), noise=("noise", "first"), why=("stop_reason", "first"))
+    for i, title in enumerate(order):
+        r = per.loc[title]
+        ax.annotate(f"n={r.n}, IQR/median {r.noise:.2%}, stopped: {r.why}", (1.01, i),
+                    xycoords=("axes fraction", "data"), va="center", fontsize=8)
+    ax.set_xlabel("time relative to the variant's median, % (symmetric log scale, linear within ±0.1%)")
+    ax.set_ylabel("")
+    ax.set_title(f"Every timed sample at {size}×{size}×{size}, float32, on {gpu_name} "
+                 "(box: quartiles; whiskers: 1.5 IQR)", fontsize=11)
+    ax.legend(title="", fontsize=8, loc="lower left", bbox_to_anchor=(0, 1.06), ncol=2, frameon=False)
+    fig.tight_layout()
+    return _save(fig, stem)
+
+
+def by_gpu(studies: dict[str, tuple[pd.DataFrame, dict]], registry: dict[str, Variant], size: int,
+           stem: Path) -> list[Path]:
+    """The progression on every GPU side by side: GFLOP/s, and as a fraction of each GPU's cuBLAS FP32."""
+    sns.set_theme(style="whitegrid", context="notebook")
+    frames = []
+    for label, (summary, gpu) in studies.items():
+        at = summary[(summary.M == size) & (summary.N == size) & (summary.K == size)
+                     & (summary.dtype == "float32") & summary["verified"].astype(bool)]
+        frames.append(at.assign(gpu=gpu["gpu_name"]))
+    df = pd.concat(frames, ignore_index=True)
+    steps = [v for v in registry.values() if v.backend == "cuda"]
+    df = df[df["variant"].isin([v.id for v in steps] + ["cublas"])]
+    order = [v.title for v in steps if v.id in set(df["variant"])] + \
+        [registry["cublas"].title] * ("cublas" in set(df["variant"]))
+    gpus = list(dict.fromkeys(df["gpu"]))
+    fig, axes = plt.subplots(2, 1, figsize=(max(9, 1.3 * len(order) + 3), 10), sharex=True)
+    for ax, col, label in ((axes[0], "median_gflops", "GFLOP/s (median)"),
+                           (axes[1], "frac_of_cublas", "fraction of this GPU's cuBLAS FP32")):
+        sns.barplot(data=df, x="title", y=col, hue="gpu", order=order, hue_order=gpus, palette="Set2",
+                    ax=ax, errorbar=None)
+        for container in ax.containers:
+            ax.bar_label(container, fmt="{:.0%}" if col == "frac_of_cublas" else "{:,.0f}", fontsize=7,
+                         padding=2, rotation=90)
+        ax.set_ylabel(label)
+        ax.set_xlabel("")
+        ax.margins(y=0.2)
+        ax.legend(title="", fontsize=9, loc="upper left")
+    axes[1].yaxis.set_major_formatter(matplotlib.ticker.PercentFormatter(1.0))
+    axes[0].yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}"))
+    axes[1].tick_params(axis="x", labelrotation=25)
+    for label in axes[1].get_xticklabels():
+        label.set_ha("right")
+    fig.suptitle(f"The progression on each GPU, {size}×{size}×{size} float32", fontsize=12)
     fig.tight_layout()
     return _save(fig, stem)

@@ -1,46 +1,76 @@
-"""Draw every figure and the progression notes of one study from its tables.
+"""Draw every figure and page of the studies from their committed tables (no GPU needed).
 
-The `report` rule calls this; so can anyone with the committed results and
-no GPU:  python -m matmulstudy.render reports/h100 --size 4096
+The `report` rules call this; so can anyone with the committed results:
+
+    python -m matmulstudy.render reports/h100            # one GPU's figures and summary page
+    python -m matmulstudy.render --all reports           # every GPU, and the comparison across them
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
-import pandas as pd
-
-from . import explain, plots
+from . import pages, plots
 from .registry import load_registry
 
+FIGURES = list(pages.FIGURES)
 
-def render(report: Path, size: int) -> list[Path]:
-    """reports/<gpu>/{results,hardware}.csv + gpu.json -> figures/ and progression.md."""
+
+def render(report: Path, size: int | None = None) -> list[Path]:
+    """reports/<gpu>/ tables -> figures/, README.md (the summary page) and provenance.rst."""
     registry = load_registry()
-    df = pd.read_csv(report / "results.csv")
-    hw = pd.read_csv(report / "hardware.csv")
-    with open(report / "gpu.json") as fh:
-        gpu = json.load(fh)
-    gpu["gpu_name"] = gpu.get("gpu_name") or "no GPU (CPU variants only)"
-    figures = report / "figures"
-    paths = plots.size_sweep(df, registry, gpu["gpu_name"], figures / "size_sweep")
-    paths += plots.progression(df, registry, gpu, size, figures / "progression")
+    study = pages.Study.load(report)
+    size = size or study.size
+    df, gpu, figures = study.results, study.gpu, Path(report) / "figures"
+    paths = plots.progression(df, registry, gpu, size, figures / "progression")
     if "int32" in set(df["dtype"]):
         paths += plots.progression(df, registry, gpu, size, figures / "progression_int32", dtype="int32")
-    paths += plots.hardware(hw, registry, gpu["gpu_name"], figures / "hardware")
-    notes = report / "progression.md"
-    notes.write_text(explain.markdown(explain.progression_table(df, hw, registry, size), gpu["gpu_name"], size))
-    return paths + [notes]
+    else:
+        paths += plots.placeholder(f"no int32 measurements in this study (dtypes: {sorted(set(df['dtype']))})",
+                                   figures / "progression_int32")
+    paths += plots.size_sweep(df, registry, gpu["gpu_name"], figures / "size_sweep")
+    if gpu.get("fp32_peak_gflops"):
+        paths += plots.efficiency(study.summary, registry, gpu["gpu_name"], figures / "efficiency")
+        paths += plots.roofline(study.summary, study.hardware, registry, gpu, size, figures / "roofline")
+    else:
+        for name in ("efficiency", "roofline"):
+            paths += plots.placeholder("no GPU in this study: no cuBLAS, peak or bandwidth to compare with",
+                                       figures / name)
+    paths += plots.hardware(study.hardware, registry, gpu["gpu_name"], figures / "hardware")
+    paths += plots.timing(df, registry, gpu["gpu_name"], size, figures / "timing")
+    page, rst = Path(report) / "README.md", Path(report) / "provenance.rst"
+    page.write_text(pages.study_page(study, registry))
+    rst.write_text(pages.provenance_rst(study))
+    return paths + [page, rst]
+
+
+def render_gpus(reports: list[Path], out: Path, size: int = pages.DEFAULT_SIZE) -> list[Path]:
+    """Every GPU's study side by side: out/figures/progression_by_gpu.* and out/README.md."""
+    studies = [pages.Study.load(r) for r in reports]
+    paths = plots.by_gpu({st.label: (st.summary, st.gpu) for st in studies}, load_registry(), size,
+                         Path(out) / "figures" / "progression_by_gpu")
+    index = Path(out) / "README.md"
+    index.write_text(pages.index_page(studies, size))
+    return paths + [index]
+
+
+def studies_in(folder: Path) -> list[Path]:
+    """The study folders under reports/: those with a results.csv."""
+    return sorted(p.parent for p in Path(folder).glob("*/results.csv"))
 
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("report", type=Path, help="a study's folder, e.g. reports/h100")
-    p.add_argument("--size", type=int, default=4096, help="size of the progression chart (default 4096)")
+    p.add_argument("report", type=Path, help="a study's folder (reports/h100), or with --all the reports folder")
+    p.add_argument("--all", action="store_true", help="render every study under it and the cross-GPU page")
+    p.add_argument("--size", type=int, help="size of the progression chart (default: the study's reference_size)")
     args = p.parse_args(argv)
-    for path in render(args.report, args.size):
+    folders = studies_in(args.report) if args.all else [args.report]
+    paths = [path for folder in folders for path in render(folder, args.size)]
+    if args.all:
+        paths += render_gpus(folders, args.report, args.size or pages.DEFAULT_SIZE)
+    for path in paths:
         print(path)
 
 

@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 
 import pandas as pd
+import yaml
 
 from .errors import StudyError
 from .hardware import occupancy
@@ -119,6 +120,14 @@ def failures(df: pd.DataFrame) -> list[str]:
     return [f"{r.variant} {r.dtype} {r.M}x{r.N}x{r.K} seed {r.seed}: {r.bad_elements} wrong element(s), "
             f"{r.unwritten_elements} never written, max error {r.max_error:.3g} > {r.tolerance:.3g}"
             for r in bad.itertuples()]
+
+
+def write_config(cfg: dict, path: Path) -> None:
+    """The config as the run was given it, with its hash (the results rows carry the hash of the
+    config their bench job ran with: the same, unless the study was resumed with other --config values)."""
+    from .provenance import config_hash
+    text = yaml.safe_dump(dict(cfg), sort_keys=False)
+    Path(path).write_text(f"# config_hash: {config_hash(cfg)}\n{text}")
 
 
 def write_failures(df: pd.DataFrame, path: Path) -> list[str]:

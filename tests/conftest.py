@@ -47,8 +47,8 @@ def default_config():
         return yaml.safe_load(fh)
 
 
-def snakemake(*args, cwd=ROOT, timeout=600):
+def snakemake(*args, cwd=ROOT, timeout=600, snakefile=ROOT / "Snakefile"):
     """Run the workflow's Snakemake as a user would; returns the process."""
     exe = shutil.which("snakemake") or str(Path(sys.executable).parent / "snakemake")
-    return subprocess.run([exe, "--snakefile", str(ROOT / "Snakefile"), *args], cwd=cwd,
+    return subprocess.run([exe, "--snakefile", str(snakefile), *args], cwd=cwd,
                           capture_output=True, text=True, timeout=timeout)

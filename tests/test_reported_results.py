@@ -1,11 +1,12 @@
-"""The committed H100 study, checked from its results files (no GPU needed).
+"""The committed studies, checked from their results files (no GPU needed).
 
-These are measured numbers, produced on an NVIDIA H100 80GB HBM3 in one
-session by `snakemake --cores 1 --config ncu=true`, the CuPy cross-check
-(`python -m matmulstudy.crosscheck`) and a second full study run right
-after (`--config label=h100-repeat`, its summary kept in reports/h100/repeat/),
-committed under reports/h100/; the targets are the ones the study was asked
-to meet on that GPU.
+These are measured numbers. reports/h100/: an NVIDIA H100 80GB HBM3, in one
+session, `snakemake --cores 1` then `--config ncu=true`, the CuPy
+cross-check (`python -m matmulstudy.crosscheck`) and a second full study
+run right after (`--config label=h100-repeat`, its summary kept in
+reports/h100/repeat/); the targets are the ones the study was asked to meet
+on that GPU. reports/h200/: an NVIDIA H200, `snakemake --cores 1 --config
+ncu=true`; checked for what every study must hold.
 """
 
 import json
@@ -16,11 +17,19 @@ import yaml
 
 from conftest import ROOT
 from matmulstudy.compare import agreement
+from matmulstudy.render import FIGURES
 
+STUDIES = {"h100": "NVIDIA H100 80GB HBM3", "h200": "NVIDIA H200"}
 REPORT = ROOT / "reports" / "h100"
 SIZES = {256, 512, 1024, 2048, 4096, 8192}
 PROVENANCE = ["git_commit", "config_hash", "host", "python", "timestamp"]
 GPU_PROVENANCE = ["gpu_uuid", "compute_capability", "driver_version", "driver_cuda_version", "pycuda_version"]
+
+
+@pytest.fixture(scope="module", params=list(STUDIES))
+def study(request):
+    """Each committed study: (label, its results)."""
+    return request.param, pd.read_csv(ROOT / "reports" / request.param / "results.csv")
 
 
 @pytest.fixture(scope="module")
@@ -55,18 +64,22 @@ def median_gflops(results, variant, n=4096, dtype="float32"):
     return at["gflops"].median()
 
 
-def test_the_study_ran_on_an_h100(results):
-    assert set(results["gpu"]) == {"NVIDIA H100 80GB HBM3"}
-    assert set(results.loc[results.backend.isin(["cuda", "cublas"]), "device"]) == {"NVIDIA H100 80GB HBM3"}
+def test_each_study_ran_on_its_gpu(study):
+    label, results = study
+    assert set(results["gpu"]) == {STUDIES[label]}
+    assert set(on_gpu(results)["device"]) == {STUDIES[label]}
+    assert results["gpu_uuid"].dropna().nunique() == 1 and results["git_commit"].nunique() == 1
 
 
-def test_every_result_verified(results):
+def test_every_result_verified(study):
+    label, results = study
     assert results["verified"].all()
-    assert (REPORT / "failures.txt").read_text() == ""
+    assert (ROOT / "reports" / label / "failures.txt").read_text() == ""
     assert (results.loc[results.dtype == "int32", "max_error"] == 0).all()
 
 
-def test_every_variant_at_every_size(results, registry):
+def test_every_variant_at_every_size(study, registry):
+    _, results = study
     square = results[(results.M == results.N) & (results.N == results.K)]
     for v in registry.values():
         for dtype in v.dtypes:
@@ -77,8 +90,8 @@ def test_every_variant_at_every_size(results, registry):
                 assert (mine.M != mine.N).any(), (v.id, dtype)
 
 
-def test_gpu_launches_were_timed_cold_behind_the_blocking_kernel(results):
-    gpu = on_gpu(results)
+def test_gpu_launches_were_timed_cold_behind_the_blocking_kernel(study):
+    gpu = on_gpu(study[1])
     assert gpu["blocked"].astype(bool).all()
     assert gpu["cache"].eq("cold").all()
 
@@ -101,7 +114,8 @@ def test_clocks_were_read_for_every_gpu_sample_and_throttling_is_counted(results
     assert summary["throttled_samples"].sum() == flagged.sum()
 
 
-def test_every_row_says_where_it_comes_from(results):
+def test_every_row_says_where_it_comes_from(study):
+    _, results = study
     for column in PROVENANCE:
         assert results[column].notna().all(), column
     assert results["git_commit"].nunique() == 1 and results["config_hash"].nunique() == 1
@@ -170,3 +184,50 @@ def test_a_second_study_right_after_agrees_within_2_percent_where_the_gpu_ran_at
 def summary_gpu_uuid():
     with open(REPORT / "gpu.json") as fh:
         return json.load(fh)["uuid"]
+
+
+def test_cublas_fp32_matches_the_independent_figure(results):
+    assert median_gflops(results, "cublas") == pytest.approx(50_800, rel=0.05)
+
+
+def test_seed_kernels_reach_90_percent_of_their_standalone_speed(results):
+    assert median_gflops(results, "gpu_naive") >= 4_800
+    assert median_gflops(results, "gpu_tiled") >= 7_300
+
+
+def test_best_seed_step_reaches_15_tflops(results, registry):
+    best = max(median_gflops(results, v.id) for v in registry.values() if v.backend == "cuda")
+    assert best >= 15_000
+
+
+def test_counters_show_what_each_fix_claims(hardware):
+    f = "float32"
+    sectors = hardware["global_ld_sectors_per_request"]
+    conflicts = hardware["bank_conflicts_per_shared_ld"]
+    fma_per_lds = hardware["fma_per_lds"]
+    assert sectors["gpu_tiled_coalesced", f] < sectors["gpu_tiled_uncoalesced", f]   # step 3 coalesces
+    assert conflicts["gpu_tiled", f] < conflicts["gpu_tiled_coalesced", f]           # step 4 removes conflicts
+    assert fma_per_lds["gpu_outer", f] > fma_per_lds["gpu_tiled", f]                 # step 5: one smem operand
+    assert hardware["ncu_shape"].dropna().unique().tolist() == ["4096x4096x4096"]
+
+
+def test_slower_steps_are_reported_with_their_reason(results, registry):
+    notes = (REPORT / "README.md").read_text()   # the summary page
+    for v in registry.values():
+        if v.backend == "cuda":
+            assert f"| {v.title} |" in notes
+    steps = [v.id for v in registry.values() if v.backend == "cuda"]
+    speeds = [median_gflops(results, s) for s in steps]
+    slower = [registry[s].title for s, before, now in zip(steps[1:], speeds, speeds[1:]) if now < before]
+    section = notes.split("Steps slower than the one before")[1].split("## Figures")[0]
+    for title in slower:
+        assert f"**{title}** is slower than" in section
+    assert section.count("is slower than") == len(slower)
+
+
+def test_figures_and_pages_are_committed(study):
+    folder = ROOT / "reports" / study[0]
+    for name in FIGURES:
+        for ext in ("png", "svg"):
+            assert (folder / "figures" / f"{name}.{ext}").stat().st_size > 10_000
+    assert (folder / "README.md").exists() and (folder / "provenance.rst").exists()

@@ -113,6 +113,12 @@ def test_cpu_only_study_runs_end_to_end_and_renders(tmp_path, registry):
     # nothing to redo: an interrupted or finished study resumes where it stands
     again = snakemake("-n", "--directory", str(tmp_path))
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
+    # Snakemake's HTML report of the study, captions with the study's own facts
+    html = snakemake("--cores", "1", "--directory", str(tmp_path), "--report", "report.html")
+    assert html.returncode == 0, html.stderr[-2000:]
+    text = (tmp_path / "report.html").read_text()
+    assert "Failed verifications" in text and "1. Progression" in text
+    assert "| failed verifications | 0" in (report / "README.md").read_text()
 
 
 @pytest.mark.slow

@@ -1,4 +1,5 @@
-# Every sample of the study in one tidy table, with the summary and failures.
+# Every sample of the study in one tidy table, with the summary, failures,
+# the GPU's facts and the config the study ran with.
 
 
 rule collect:
@@ -14,6 +15,7 @@ rule collect:
         hardware="reports/{label}/hardware.csv",
         failures="reports/{label}/failures.txt",
         gpu="reports/{label}/gpu.json",
+        config="reports/{label}/config.yaml",
     log:
         "logs/collect/{label}.log",
     script:

@@ -44,7 +44,7 @@ def _label_and_arch():
 LABEL, ARCH = _label_and_arch()
 RESULTS = f"results/{LABEL}"
 REPORT = f"reports/{LABEL}"
-FIGURES = ["size_sweep", "progression", "hardware"]
+REPORT_LABELS = [LABEL]   # the studies the report rules draw (render.smk: every committed one)
 
 
 wildcard_constraints:
@@ -99,9 +99,7 @@ def gpu_json(label):
 
 
 def final_outputs():
-    return [f"{REPORT}/results.csv", f"{REPORT}/summary.csv", f"{REPORT}/hardware.csv",
-            f"{REPORT}/progression.md"] + [
-        f"{REPORT}/figures/{name}.{ext}" for name in FIGURES for ext in ("png", "svg")]
+    return [f"{REPORT}/results.csv", f"{REPORT}/summary.csv", f"{REPORT}/hardware.csv"] + report_outputs(LABEL)
 
 
 onsuccess:

@@ -20,6 +20,7 @@ def main(snakemake, log):
     results.ncu_agreement(hw, summ).to_csv(snakemake.output.hardware, index=False)
     with open(snakemake.output.gpu, "w") as fh:   # the report's facts, kept with the results
         json.dump(info, fh, indent=2)
+    results.write_config(snakemake.config, snakemake.output.config)
     for line in results.write_failures(df, snakemake.output.failures):
         print(f"VERIFICATION FAILED: {line}")
     print(f"{len(df)} samples from {len(snakemake.input.bench)} measurements")

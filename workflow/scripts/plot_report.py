@@ -1,11 +1,11 @@
-# Draw the study's figures and progression notes from the collected tables.
+# Draw one study's figures, summary page and caption facts from its tables.
 from pathlib import Path
 
 from matmulstudy import render, rulescript
 
 
 def main(snakemake, log):
-    for path in render.render(Path(snakemake.input.results).parent, snakemake.params.reference_size):
+    for path in render.render(Path(snakemake.input.results).parent):
         print(path)
 
 

@@ -1,0 +1,231 @@
+"""The pages a reviewer reads: one summary page per GPU, and the index across GPUs.
+
+Everything on them is read from a study's committed tables (results.csv,
+summary.csv, hardware.csv, gpu.json, and config.yaml, crosscheck.csv and
+repeat.csv where present), so they re-render without a GPU. The same facts,
+in a few lines of reStructuredText, end every figure's caption in
+Snakemake's HTML report.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from . import explain
+from .registry import Variant
+
+DEFAULT_SIZE = 4096
+FIGURES = {   # name -> what it shows (the summary page's list, in the report's order)
+    "progression": "the optimisation progression at the reference size, with cuBLAS FP32 and the FP32 peak",
+    "progression_int32": "the same for seed 003's int32 mode",
+    "size_sweep": "GFLOP/s against size for every variant, with the interquartile range",
+    "efficiency": "each variant as a fraction of cuBLAS FP32 and of the FP32 peak, per shape",
+    "roofline": "each step at its arithmetic intensity, under the measured bandwidth and the FP32 peak",
+    "hardware": "registers, occupancy, instruction mix and the ncu counters per step",
+    "timing": "every timed sample at the reference size, as its deviation from the median",
+}
+
+
+@dataclass
+class Study:
+    """One GPU's committed study: reports/<label>/."""
+    folder: Path
+    results: pd.DataFrame
+    summary: pd.DataFrame
+    hardware: pd.DataFrame
+    gpu: dict
+    config: dict = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, folder: Path) -> "Study":
+        folder = Path(folder)
+        with open(folder / "gpu.json") as fh:
+            gpu = json.load(fh)
+        gpu["gpu_name"] = gpu.get("gpu_name") or "no GPU (CPU variants only)"
+        config = {}
+        if (folder / "config.yaml").exists():
+            with open(folder / "config.yaml") as fh:
+                config = yaml.safe_load(fh) or {}
+        return cls(folder, pd.read_csv(folder / "results.csv"), pd.read_csv(folder / "summary.csv"),
+                   pd.read_csv(folder / "hardware.csv"), gpu, config)
+
+    @property
+    def label(self) -> str:
+        return self.folder.name
+
+    @property
+    def size(self) -> int:
+        return int(self.config.get("reference_size", DEFAULT_SIZE))
+
+    def optional(self, name: str) -> pd.DataFrame | None:
+        path = self.folder / name
+        return pd.read_csv(path) if path.exists() else None
+
+
+def _first(df: pd.DataFrame, column: str):
+    values = df[column].dropna() if column in df else []
+    return values.iloc[0] if len(values) else None
+
+
+def facts(study: Study) -> dict:
+    """Where and how the study was measured, from its rows."""
+    r, s = study.results, study.summary
+    gpu_rows = r[r["backend"].isin(["cuda", "cublas"])] if "backend" in r else r.iloc[0:0]
+    cuda = r[r["backend"] == "cuda"] if "backend" in r else r.iloc[0:0]
+    throttled = s[s["throttled_samples"].fillna(0) > 0] if "throttled_samples" in s else s.iloc[0:0]
+    checks = r.drop_duplicates(["dtype", "variant", "M", "N", "K", "seed"])
+    return {
+        "gpu": study.gpu["gpu_name"], "uuid": _first(gpu_rows, "gpu_uuid"),
+        "cc": _first(gpu_rows, "compute_capability"), "driver": _first(gpu_rows, "driver_version"),
+        "cuda": _first(gpu_rows, "driver_cuda_version"), "nvcc": _first(cuda, "compiler"),
+        "cublas": _first(r[r["variant"] == "cublas"], "library") if "library" in r else None,
+        "pycuda": _first(gpu_rows, "pycuda_version"), "commit": _first(r, "git_commit"),
+        "dirty": _first(r, "git_dirty"), "config_hash": _first(r, "config_hash"), "host": _first(r, "host"),
+        "first": r["timestamp"].min() if "timestamp" in r else None,
+        "last": r["timestamp"].max() if "timestamp" in r else None,
+        "cache": ", ".join(sorted(gpu_rows["cache"].dropna().unique())) if "cache" in gpu_rows else None,
+        "measurements": len(s), "samples": int(s["samples"].sum()),
+        "min_samples": int(s.loc[s["verified"].astype(bool), "samples"].min()) if s["verified"].any() else 0,
+        "max_samples": int(s["samples"].max()),
+        "stops": s["stop_reason"].value_counts().to_dict() if "stop_reason" in s else {},
+        "checks": checks["check"].value_counts().to_dict() if "check" in checks else {},
+        "failed": int((~s["verified"].astype(bool)).sum()),
+        "throttled": int(s["throttled_samples"].fillna(0).sum()) if "throttled_samples" in s else 0,
+        "throttled_in": [f"{t.variant} {t.dtype} {t.M}×{t.N}×{t.K} ({int(t.throttled_samples)} of {t.samples}, "
+                         f"SM clock down to {t.min_sm_clock_mhz:.0f} MHz)" for t in throttled.itertuples()],
+    }
+
+
+def provenance_rst(study: Study) -> str:
+    """The facts every caption of this GPU ends with (reStructuredText)."""
+    f = facts(study)
+    g = study.gpu
+    lines = [
+        f"**Measured on** {f['gpu']} (UUID {f['uuid']}, compute capability {f['cc']}, driver {f['driver']}, "
+        f"CUDA {f['cuda']}), host {f['host']}, {f['first']} to {f['last']}; code at commit "
+        f"``{str(f['commit'])[:12]}`` (config hash ``{f['config_hash']}``), kernels built by {f['nvcc']}, "
+        f"timed through PyCUDA {f['pycuda']}.",
+        "",
+        f"**How**: each launch between its own CUDA events, {f['cache'] or 'n/a'} L2, queued behind a blocking "
+        f"kernel; {f['min_samples']} to {f['max_samples']} samples per measurement, until the interquartile range "
+        f"was within the noise target or the time budget ran out (stops: {_counts(f['stops'])}). Every result "
+        f"checked before and after timing ({_counts(f['checks'])}). Limits: {_limits(g)}.",
+        "",
+        f"**Failed verifications**: {f['failed']} of {f['measurements']} measurements. "
+        f"**Throttled samples**: {f['throttled']}" + (f" ({'; '.join(f['throttled_in'])})." if f["throttled_in"]
+                                                      else "."),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _limits(g: dict) -> str:
+    if not g.get("fp32_peak_gflops"):
+        return "no GPU in this study (CPU variants only)"
+    return (f"FP32 peak {g['fp32_peak_gflops']:,.0f} GFLOP/s ({g.get('sm_count')} SMs × "
+            f"{g.get('fp32_lanes_per_sm')} lanes × 2 × {g.get('max_sm_clock_mhz', 0):.0f} MHz); copy bandwidth "
+            f"measured {(g.get('copy_bandwidth_gbs') or 0) / 1000:.2f} TB/s (theoretical "
+            f"{(g.get('dram_peak_gbs') or 0) / 1000:.2f}); power limit {g.get('power_limit_w', 'n/a')} W")
+
+
+def _counts(counts: dict) -> str:
+    return ", ".join(f"{k} {v}" for k, v in counts.items()) or "none recorded"
+
+
+def _checks(study: Study) -> list[str]:
+    """What the harness was checked against, where the study holds it."""
+    lines = []
+    hw = study.hardware
+    if "ncu_vs_median" in hw and hw["ncu_vs_median"].notna().any():
+        ncu = hw[hw["ncu_vs_median"].notna()]
+        worst = ncu.loc[ncu["ncu_vs_median"].abs().idxmax()]
+        lines.append(f"- Nsight Compute's kernel time for one launch of each of {len(ncu)} GPU variants at "
+                     f"{worst['ncu_shape']}: within {abs(worst['ncu_vs_median']):.1%} of the harness's median "
+                     f"(largest: {worst['variant']}; [hardware.csv](hardware.csv)).")
+    cross = study.optional("crosscheck.csv")
+    if cross is not None:
+        s = study.summary
+        for row in cross[(cross.library == "cupy") & (cross.precision == "fp32")].itertuples():
+            ours = s[(s.variant == "cublas") & (s.M == row.M) & (s.N == row.N) & (s.K == row.K)]["median_ms"]
+            if len(ours):
+                lines.append(f"- cuBLAS FP32 at {row.M}: {ours.iloc[0]:.3f} ms here, {row.median_ms:.3f} ms "
+                             f"measured by CuPy {row.version} in the same session "
+                             f"({ours.iloc[0] / row.median_ms - 1:+.1%}; [crosscheck.csv](crosscheck.csv)).")
+    repeat = study.optional("repeat.csv")
+    if repeat is not None:
+        big = repeat[repeat[["M", "N", "K"]].min(axis=1) >= 1024]
+        gpu = big[~big["variant"].isin(["numpy", "cpu_naive"])]
+        cpu = big[big["variant"].isin(["numpy", "cpu_naive"])]
+        off = gpu[gpu["difference"].abs() > 0.02]
+        text = (f"- A second full study right after ([repeat.csv](repeat.csv)), sizes from 1024: GPU variants "
+                f"within {gpu['difference'].abs().max():.1%}")
+        if len(off):
+            text = (f"- A second full study right after ([repeat.csv](repeat.csv)), sizes from 1024: "
+                    f"{len(gpu) - len(off)} of {len(gpu)} GPU measurements within 2%; beyond: " + ", ".join(
+                        f"{r.variant} {r.M}×{r.N}×{r.K} {r.difference:+.1%}" for r in off.itertuples()))
+        if len(cpu):
+            text += f"; the CPU baseline moved by up to {cpu['difference'].abs().max():.0%}"
+        lines.append(text + ".")
+    return lines
+
+
+def study_page(study: Study, registry: dict[str, Variant]) -> str:
+    """reports/<label>/README.md: what was measured, where, how, and what it shows."""
+    f = facts(study)
+    g = study.gpu
+    size = study.size
+    table = explain.progression_table(study.results, study.hardware, registry, size)
+    lines = [f"# GPU matrix multiplication, step by step, on {f['gpu']}", "",
+             "Produced by the study's pipeline (`snakemake --cores 1`) on this GPU and re-rendered from the "
+             "tables in this folder; [../../README.md](../../README.md) says how.", "",
+             f"![the progression at {size}](figures/progression.png)", "",
+             "## Where and how it was measured", "",
+             "| | |", "| --- | --- |",
+             f"| GPU | {f['gpu']}, {g.get('sm_count')} SMs, compute capability {f['cc']}, UUID `{f['uuid']}` |",
+             f"| limits | {_limits(g)} |",
+             f"| software | driver {f['driver']} (CUDA {f['cuda']}), {f['nvcc']}, {f['cublas']}, PyCUDA {f['pycuda']} |",
+             f"| code | commit `{f['commit']}`" + (" (tree differed from it)" if f["dirty"] is True else "")
+             + f", config hash `{f['config_hash']}`" + (" ([config.yaml](config.yaml))" if study.config else "")
+             + " |",
+             f"| when, where | {f['first']} to {f['last']} on host {f['host']} |",
+             f"| timing | {f['cache'] or 'n/a'} L2, CUDA events per launch behind a blocking kernel; "
+             f"{f['samples']:,} samples in {f['measurements']} measurements ({f['min_samples']} to "
+             f"{f['max_samples']} each); stopped on: {_counts(f['stops'])} |",
+             f"| verification | {_counts(f['checks'])} (before and after timing) |",
+             f"| failed verifications | {f['failed']}" + (" (see [failures.txt](failures.txt))" if f["failed"] else "")
+             + " |",
+             f"| throttled samples | {f['throttled']}" + (": " + "; ".join(f["throttled_in"]) if f["throttled_in"]
+                                                           else "") + " |", ""]
+    checks = _checks(study)
+    if checks:
+        lines += ["## The harness, checked", ""] + checks + [""]
+    lines += [explain.markdown(table, f["gpu"], size, level=2), "## Figures", ""]
+    lines += [f"- [{name}](figures/{name}.png) ([SVG](figures/{name}.svg)): {what}"
+              for name, what in FIGURES.items() if (study.folder / "figures" / f"{name}.png").exists()]
+    lines += ["", "Tables: [results.csv](results.csv) (every sample), [summary.csv](summary.csv) (medians, "
+              "IQR, noise, fractions), [hardware.csv](hardware.csv) (resources, instruction mix, counters).", ""]
+    return "\n".join(lines)
+
+
+def index_page(studies: list[Study], size: int) -> str:
+    """reports/README.md: every GPU's study, and the progression across them."""
+    lines = ["# The study on each GPU", "",
+             f"![the progression on each GPU at {size}](figures/progression_by_gpu.png)", "",
+             "| GPU | folder | cuBLAS FP32 at " + f"{size} | best step at {size} | measured | commit |",
+             "| --- | --- | ---: | --- | --- | --- |"]
+    for st in studies:
+        s = st.summary
+        at = s[(s.M == size) & (s.N == size) & (s.K == size) & (s.dtype == "float32") & s["verified"].astype(bool)]
+        cublas = at.loc[at.variant == "cublas", "median_gflops"]
+        steps = at[at["variant"].str.startswith("gpu_")]
+        best = steps.loc[steps["median_gflops"].idxmax()] if len(steps) else None
+        f = facts(st)
+        lines.append(f"| {f['gpu']} | [{st.label}/]({st.label}/README.md) | "
+                     + (f"{cublas.iloc[0]:,.0f} GFLOP/s" if len(cublas) else "") + " | "
+                     + (f"{best['title']}: {best['median_gflops']:,.0f} GFLOP/s ({best['frac_of_cublas']:.0%})"
+                        if best is not None else "") + f" | {str(f['first'])[:10]} | `{str(f['commit'])[:10]}` |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,21 @@
+# Every figure, summary page and Snakemake's HTML report again, from the
+# tables committed under reports/: no GPU, nothing measured.
+#   snakemake -s workflow/render.smk --cores 1 --forceall --report reports/report.html --report-after-run
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+report: "report/workflow.rst"
+
+
+REPORT_LABELS = sorted(l for l in glob_wildcards("reports/{label}/results.csv").label if "/" not in l)
+
+
+include: "rules/report.smk"
+
+
+rule all:
+    input:
+        [path for label in REPORT_LABELS for path in report_outputs(label)],
+        gpus_outputs() if REPORT_LABELS else [],

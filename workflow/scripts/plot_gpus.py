@@ -1,0 +1,13 @@
+# The progression on every GPU side by side, and the index of the studies.
+from pathlib import Path
+
+from matmulstudy import render, rulescript
+
+
+def main(snakemake, log):
+    folders = [Path(p).parent for p in snakemake.input.summaries]
+    for path in render.render_gpus(folders, Path(snakemake.output.page).parent):
+        print(path)
+
+
+rulescript.run(snakemake, main)
