@@ -13,6 +13,7 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
+matplotlib.rcParams["svg.hashsalt"] = "matmulstudy"   # the same ids in every SVG: re-rendering changes no byte
 import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.colors  # noqa: E402
 import matplotlib.ticker  # noqa: E402
@@ -357,6 +358,7 @@ def timing(df: pd.DataFrame, registry: dict[str, Variant], gpu_name: str, size: 
     fig, ax = plt.subplots(figsize=(10, 0.55 * len(order) + 2))
     sns.boxplot(data=at, y="title", x="deviation_pct", order=order, color="white", showfliers=False,
                 width=0.6, ax=ax)
+    np.random.seed(0)   # seaborn's jitter: the same points on every render
     sns.stripplot(data=at, y="title", x="deviation_pct", order=order, hue="sample kind",
                   hue_order=["at full clock / CPU", "throttled (SM clock below threshold)"],
                   palette={"at full clock / CPU": "#1f77b4", "throttled (SM clock below threshold)": "red"},
