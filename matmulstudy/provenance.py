@@ -51,5 +51,6 @@ def config_hash(cfg: dict) -> str:
 def run_facts(cfg: dict) -> dict:
     """The facts of one measurement job that do not depend on the device."""
     return {**git_state(), "config_hash": config_hash(cfg), "host": socket.gethostname(),
+            "slurm_job_id": os.environ.get("SLURM_JOB_ID"),
             "python": platform.python_version(),
             "timestamp": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}

@@ -51,4 +51,4 @@ def test_a_named_commit_wins_over_a_stale_checkout(tmp_path, monkeypatch):
 
 def test_run_facts_have_every_field():
     facts = provenance.run_facts({"sizes": [1]})
-    assert set(facts) == {"git_commit", "git_dirty", "config_hash", "host", "python", "timestamp"}
+    assert set(facts) == {"git_commit", "git_dirty", "config_hash", "host", "slurm_job_id", "python", "timestamp"}

@@ -1,7 +1,8 @@
 # Verify and time one variant on every shape of the study, for one dtype and
 # seed: one process and one CUDA context per variant's sweep.
 # A bench job takes every core, so timed jobs never overlap each other or
-# other work: the GPU and the CPU are the measured job's alone.
+# other work: the GPU and the CPU are the measured job's alone, on a machine
+# with several GPUs too (one timed job at a time, on the first visible GPU).
 TIMING_KEYS = ("warmup", "cache", "min_samples", "max_samples", "max_noise", "max_time_s",
                "throttle_fraction", "tolerance", "freivalds_vectors")
 
@@ -11,6 +12,10 @@ rule gpu_info:
         "results/{label}/gpu.json",
     log:
         "logs/gpu_info/{label}.log",
+    resources:
+        gpu=1,
+        gpu_model=gpu_model,
+        runtime=10,
     priority: 100
     script:
         "../scripts/gpu_info.py"
@@ -50,6 +55,13 @@ rule bench:
     params:
         problems=bench_problems,
         timing={k: CFG[k] for k in TIMING_KEYS},
+    resources:
+        # every bench job of a study asks for the study's GPU: on Slurm they
+        # run as one job on one node (profiles/slurm), CPU baselines included
+        gpu=int(USES_GPU),
+        gpu_model=gpu_model,
+        runtime=30,
+        mem_mb=16000,
     threads: workflow.cores
     script:
         "../scripts/bench.py"

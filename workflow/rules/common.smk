@@ -55,6 +55,12 @@ wildcard_constraints:
     seed=r"\d+",
 
 
+def gpu_model(wildcards):
+    """The GPU a job asks a cluster for: the model its label names (label h100: --gpus=h100:1),
+    so an h100 study lands on h100 nodes. Empty (no GPU) for a study without GPU variants."""
+    return wildcards.label if USES_GPU else ""
+
+
 def variant_pattern(backend):
     """Wildcard regex of the variants of one backend (never matches if none)."""
     ids = [vid for vid, v in REGISTRY.items() if v.backend == backend]

@@ -13,6 +13,10 @@ rule profile:
         "results/{label}/ncu/{variant}_{shape}.json",
     log:
         "logs/profile/{label}/{variant}_{shape}.log",
+    resources:
+        gpu=1,
+        gpu_model=gpu_model,
+        runtime=20,
     threads: workflow.cores
     script:
         "../scripts/profile_ncu.py"
