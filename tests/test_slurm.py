@@ -13,6 +13,7 @@ and removes it and stops every daemon it started afterwards. Needs root.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shlex
 import shutil
@@ -59,9 +60,7 @@ def _missing() -> str | None:
         return "the single-node Slurm of this test runs its daemons as root"
     if (ETC / "slurm.conf").exists() and MARK not in (ETC / "slurm.conf").read_text():
         return "/etc/slurm/slurm.conf exists (a real Slurm here): not touching it"
-    try:
-        import snakemake_executor_plugin_slurm  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("snakemake_executor_plugin_slurm") is None:
         return "snakemake-executor-plugin-slurm is not installed (pip install -e '.[test]')"
     return None
 
