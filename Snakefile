@@ -1,9 +1,10 @@
 # The GPU matrix multiplication study: compile each step, generate seeded
 # inputs, time and verify every variant on every shape, collect, plot.
-#   snakemake --cores 1                    # the study, on this machine's GPU
-#   snakemake --cores 2 --directory .test  # the small CPU-only study (CI)
+#   snakemake --cores 1                       # the study, on this machine's GPU
+#   snakemake --cores 2 --directory .test     # the small CPU-only study (CI)
 #   snakemake --cores 1 --report report.html  # Snakemake's HTML report of the study
-#   snakemake -s workflow/render.smk ...   # re-render every GPU's report from committed tables
+#   snakemake --profile profiles/slurm ...    # on a Slurm cluster (README)
+#   snakemake -s workflow/render.smk ...      # every committed report again, no GPU
 from snakemake.utils import min_version
 
 min_version("9.0")

@@ -15,7 +15,7 @@ rule gpu_info:
     resources:
         gpu=1,
         gpu_model=gpu_model,
-        runtime=10,
+        runtime=5,
     priority: 100
     script:
         "../scripts/gpu_info.py"
@@ -60,7 +60,7 @@ rule bench:
         # run as one job on one node (profiles/slurm), CPU baselines included
         gpu=int(USES_GPU),
         gpu_model=gpu_model,
-        runtime=30,
+        runtime=10,   # minutes for one variant's sweep (under a minute on an H100)
         mem_mb=16000,
     threads: workflow.cores
     script:

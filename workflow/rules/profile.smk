@@ -16,7 +16,7 @@ rule profile:
     resources:
         gpu=1,
         gpu_model=gpu_model,
-        runtime=20,
+        runtime=5,
     threads: workflow.cores
     script:
         "../scripts/profile_ncu.py"
