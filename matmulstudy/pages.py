@@ -164,9 +164,14 @@ def _checks(study: Study) -> list[str]:
         text = (f"- A second full study right after ([repeat.csv](repeat.csv)), sizes from 1024: GPU variants "
                 f"within {gpu['difference'].abs().max():.1%}")
         if len(off):
+            s = study.summary
+            throttled = s[s["throttled_samples"].fillna(0) > 0]
+            flagged = {(t.dtype, t.variant, t.M, t.N, t.K) for t in throttled.itertuples()}
             text = (f"- A second full study right after ([repeat.csv](repeat.csv)), sizes from 1024: "
                     f"{len(gpu) - len(off)} of {len(gpu)} GPU measurements within 2%; beyond: " + ", ".join(
-                        f"{r.variant} {r.M}×{r.N}×{r.K} {r.difference:+.1%}" for r in off.itertuples()))
+                        f"{r.variant} {r.M}×{r.N}×{r.K} {r.difference:+.1%}"
+                        + (" (throttled samples in this study)" if (r.dtype, r.variant, r.M, r.N, r.K) in flagged
+                           else "") for r in off.itertuples()))
         if len(cpu):
             text += f"; the CPU baseline moved by up to {cpu['difference'].abs().max():.0%}"
         lines.append(text + ".")
