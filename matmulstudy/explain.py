@@ -11,6 +11,7 @@ from __future__ import annotations
 import pandas as pd
 
 from .registry import Variant
+from .results import at_size
 
 # fact column -> (label, format, True if a larger value is worse)
 FACTS = {
@@ -26,8 +27,8 @@ FACTS = {
 
 
 def progression_table(df: pd.DataFrame, hw: pd.DataFrame, registry: dict[str, Variant], size: int) -> pd.DataFrame:
-    at = df[(df.M == size) & (df.N == size) & (df.K == size) & (df.dtype == "float32")
-            & (df.backend == "cuda") & df.verified]
+    at = at_size(df, size, verified=True)
+    at = at[at.backend == "cuda"]
     med = at.groupby("variant")["gflops"].median()
     hw = hw[hw["dtype"] == "float32"].set_index("variant")
     rows = []

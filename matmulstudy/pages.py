@@ -17,6 +17,7 @@ import pandas as pd
 import yaml
 
 from . import explain
+from .results import at_size
 from .registry import Variant
 
 DEFAULT_SIZE = 4096
@@ -72,12 +73,19 @@ def _first(df: pd.DataFrame, column: str):
     return values.iloc[0] if len(values) else None
 
 
+def _throttled(summary: pd.DataFrame) -> pd.DataFrame:
+    """The summary rows with at least one throttled sample."""
+    if "throttled_samples" not in summary:
+        return summary.iloc[0:0]
+    return summary[summary["throttled_samples"].fillna(0) > 0]
+
+
 def facts(study: Study) -> dict:
     """Where and how the study was measured, from its rows."""
     r, s = study.results, study.summary
     gpu_rows = r[r["backend"].isin(["cuda", "cublas"])] if "backend" in r else r.iloc[0:0]
     cuda = r[r["backend"] == "cuda"] if "backend" in r else r.iloc[0:0]
-    throttled = s[s["throttled_samples"].fillna(0) > 0] if "throttled_samples" in s else s.iloc[0:0]
+    throttled = _throttled(s)
     checks = r.drop_duplicates(["dtype", "variant", "M", "N", "K", "seed"])
     return {
         "gpu": study.gpu["gpu_name"], "uuid": _first(gpu_rows, "gpu_uuid"),
@@ -164,9 +172,7 @@ def _checks(study: Study) -> list[str]:
         text = (f"- A second full study right after ([repeat.csv](repeat.csv)), sizes from 1024: GPU variants "
                 f"within {gpu['difference'].abs().max():.1%}")
         if len(off):
-            s = study.summary
-            throttled = s[s["throttled_samples"].fillna(0) > 0]
-            flagged = {(t.dtype, t.variant, t.M, t.N, t.K) for t in throttled.itertuples()}
+            flagged = {(t.dtype, t.variant, t.M, t.N, t.K) for t in _throttled(study.summary).itertuples()}
             text = (f"- A second full study right after ([repeat.csv](repeat.csv)), sizes from 1024: "
                     f"{len(gpu) - len(off)} of {len(gpu)} GPU measurements within 2%; beyond: " + ", ".join(
                         f"{r.variant} {r.M}×{r.N}×{r.K} {r.difference:+.1%}"
@@ -216,17 +222,16 @@ def study_page(study: Study, registry: dict[str, Variant]) -> str:
     return "\n".join(lines)
 
 
-def index_page(studies: list[Study], size: int) -> str:
+def index_page(studies: list[Study], registry: dict[str, Variant], size: int) -> str:
     """reports/README.md: every GPU's study, and the progression across them."""
     lines = ["# The study on each GPU", "",
              f"![the progression on each GPU at {size}](figures/progression_by_gpu.png)", "",
              "| GPU | folder | cuBLAS FP32 at " + f"{size} | best step at {size} | measured | commit |",
              "| --- | --- | ---: | --- | --- | --- |"]
     for st in studies:
-        s = st.summary
-        at = s[(s.M == size) & (s.N == size) & (s.K == size) & (s.dtype == "float32") & s["verified"].astype(bool)]
+        at = at_size(st.summary, size, verified=True)
         cublas = at.loc[at.variant == "cublas", "median_gflops"]
-        steps = at[at["variant"].str.startswith("gpu_")]
+        steps = at[at["variant"].map(lambda v: registry[v].backend == "cuda")]
         best = steps.loc[steps["median_gflops"].idxmax()] if len(steps) else None
         f = facts(st)
         lines.append(f"| {f['gpu']} | [{st.label}/]({st.label}/README.md) | "

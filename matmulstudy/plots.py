@@ -22,6 +22,7 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from .registry import Variant  # noqa: E402
+from .results import at_size  # noqa: E402
 
 IQR = ("pi", 50)   # seaborn: the middle 50% of the samples
 
@@ -142,7 +143,7 @@ def progression(df: pd.DataFrame, registry: dict[str, Variant], gpu: dict, size:
     """
     sns.set_theme(style="whitegrid", context="notebook")
     pal = palette(registry)
-    at = df[(df.M == size) & (df.N == size) & (df.K == size) & (df.dtype == dtype)]
+    at = at_size(df, size, dtype)
     steps = at[at["backend"] == "cuda"]
     order = _titles(steps, registry)
     fig, ax = plt.subplots(figsize=(max(7.5, 1.25 * len(order) + 3), 6))
@@ -292,8 +293,7 @@ def roofline(summary: pd.DataFrame, hardware: pd.DataFrame, registry: dict[str, 
     """
     sns.set_theme(style="whitegrid", context="notebook")
     pal = palette(registry)
-    at = summary[(summary.M == size) & (summary.N == size) & (summary.K == size)
-                 & (summary.dtype == "float32") & summary["verified"].astype(bool)]
+    at = at_size(summary, size, verified=True)
     hw = hardware[hardware["dtype"] == "float32"].set_index("variant")
     flop = 2.0 * size**3
     points = []   # (variant, GFLOP/s, model intensity, measured intensity)
@@ -349,8 +349,7 @@ def roofline(summary: pd.DataFrame, hardware: pd.DataFrame, registry: dict[str, 
 def timing(df: pd.DataFrame, registry: dict[str, Variant], gpu_name: str, size: int, stem: Path) -> list[Path]:
     """Every timed sample at one size, as its deviation from the variant's median: the noise, visible."""
     sns.set_theme(style="whitegrid", context="notebook")
-    at = df[(df.M == size) & (df.N == size) & (df.K == size) & (df.dtype == "float32")
-            & df["verified"].astype(bool)].copy()
+    at = at_size(df, size, verified=True).copy()
     order = _titles(at, registry)
     at["deviation_pct"] = (at["time_ms"] / at.groupby("variant")["time_ms"].transform("median") - 1) * 100
     flagged = at["throttled"].astype(str).eq("True") if "throttled" in at else pd.Series(False, index=at.index)
@@ -385,8 +384,7 @@ def by_gpu(studies: dict[str, tuple[pd.DataFrame, dict]], registry: dict[str, Va
     sns.set_theme(style="whitegrid", context="notebook")
     frames = []
     for label, (summary, gpu) in studies.items():
-        at = summary[(summary.M == size) & (summary.N == size) & (summary.K == size)
-                     & (summary.dtype == "float32") & summary["verified"].astype(bool)]
+        at = at_size(summary, size, verified=True)
         frames.append(at.assign(gpu=gpu["gpu_name"]))
     df = pd.concat(frames, ignore_index=True)
     steps = [v for v in registry.values() if v.backend == "cuda"]

@@ -47,11 +47,11 @@ def render(report: Path, size: int | None = None) -> list[Path]:
 
 def render_gpus(reports: list[Path], out: Path, size: int = pages.DEFAULT_SIZE) -> list[Path]:
     """Every GPU's study side by side: out/figures/progression_by_gpu.* and out/README.md."""
-    studies = [pages.Study.load(r) for r in reports]
-    paths = plots.by_gpu({st.label: (st.summary, st.gpu) for st in studies}, load_registry(), size,
+    studies, registry = [pages.Study.load(r) for r in reports], load_registry()
+    paths = plots.by_gpu({st.label: (st.summary, st.gpu) for st in studies}, registry, size,
                          Path(out) / "figures" / "progression_by_gpu")
     index = Path(out) / "README.md"
-    index.write_text(pages.index_page(studies, size))
+    index.write_text(pages.index_page(studies, registry, size))
     return paths + [index]
 
 

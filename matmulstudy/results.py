@@ -9,8 +9,10 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from .config import Shape
 from .errors import StudyError
 from .hardware import occupancy
+from .provenance import config_hash
 from .registry import Variant
 
 
@@ -54,6 +56,12 @@ def refuse_mixed(df: pd.DataFrame, gpu_names: set) -> None:
         if len(found) > 1:
             raise StudyError(f"results come from different GPUs {sorted(found)}; give each GPU its own label "
                              "(results/<label>/) and rerun the study there")
+
+
+def at_size(df: pd.DataFrame, size: int, dtype: str = "float32", verified: bool = False) -> pd.DataFrame:
+    """The rows (samples or summary rows) of the square shape size³ in one dtype; only verified ones if asked."""
+    at = df[(df.M == size) & (df.N == size) & (df.K == size) & (df.dtype == dtype)]
+    return at[at["verified"].astype(bool)] if verified else at
 
 
 def summary(df: pd.DataFrame, gpu: dict | None = None) -> pd.DataFrame:
@@ -107,7 +115,7 @@ def ncu_agreement(hw: pd.DataFrame, summ: pd.DataFrame) -> pd.DataFrame:
     """
     if "ncu_time_ns" not in hw:
         return hw
-    med = summ.assign(ncu_shape=summ["M"].astype(str) + "x" + summ["N"].astype(str) + "x" + summ["K"].astype(str))
+    med = summ.assign(ncu_shape=[Shape(*mnk).tag for mnk in zip(summ["M"], summ["N"], summ["K"])])
     med = med[["variant", "dtype", "ncu_shape", "median_ms"]].rename(columns={"median_ms": "median_ms_at_ncu_shape"})
     out = hw.merge(med, on=["variant", "dtype", "ncu_shape"], how="left")
     out["ncu_vs_median"] = out["ncu_time_ns"].astype(float) / 1e6 / out["median_ms_at_ncu_shape"] - 1
@@ -125,7 +133,6 @@ def failures(df: pd.DataFrame) -> list[str]:
 def write_config(cfg: dict, path: Path) -> None:
     """The config as the run was given it, with its hash (the results rows carry the hash of the
     config their bench job ran with: the same, unless the study was resumed with other --config values)."""
-    from .provenance import config_hash
     text = yaml.safe_dump(dict(cfg), sort_keys=False)
     Path(path).write_text(f"# config_hash: {config_hash(cfg)}\n{text}")
 
