@@ -2,8 +2,10 @@
 
 Order of work, the same for every backend:
 1. the output is poisoned (a NaN of known bits), the variant runs once, and
-   the result is checked: against the float64 reference, or by Freivalds'
-   method above `full_check_max_size` (ref is None then);
+   every element of the result is checked against the float64 reference
+   (matmulstudy.verify's bound): on the GPU where the study has one
+   (matmulstudy.devicecheck), on the CPU in a CPU-only study, or, only where
+   the config asks for it, by Freivalds' method;
 2. only a verified variant is timed: warm-up runs, then timed runs (CUDA
    events around each launch on the GPU, an L2 flush before each in cold
    mode; perf_counter on the CPU), as many as matmulstudy.timing's
@@ -18,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import time
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -30,6 +33,13 @@ from .timing import Criterion, relative_noise
 from .verify import POISON, POISON_BITS, Verification, check, freivalds, worst
 
 
+@dataclass(frozen=True)
+class HostReference:
+    """The float64 reference R and the scale r of one shape, on the CPU (data.reference)."""
+    ref: np.ndarray
+    scale: np.ndarray
+
+
 def _rows(variant: Variant, shape: Shape, seed: int, dtype: str, times_ms: list[float],
           result: Verification, extra: dict, per_sample: dict | None = None) -> pd.DataFrame:
     samples = times_ms if result.ok else [float("nan")]
@@ -40,7 +50,8 @@ def _rows(variant: Variant, shape: Shape, seed: int, dtype: str, times_ms: list[
     meta = {"variant": variant.id, "dtype": dtype, "backend": variant.backend,
             "precision": "int32" if dtype == "int32" else variant.precision, "M": shape.M,
             "N": shape.N, "K": shape.K, "seed": seed, "verified": result.ok, "check": result.method,
-            "max_error": result.max_error, "tolerance": result.tolerance, "bad_elements": result.bad,
+            "max_error": result.max_error, "tolerance": result.tolerance, "margin": result.margin,
+            "fp32_margin": result.fp32_margin, "bad_elements": result.bad,
             "unwritten_elements": result.unwritten, **extra}
     for key, value in meta.items():
         df[key] = value
@@ -50,20 +61,50 @@ def _rows(variant: Variant, shape: Shape, seed: int, dtype: str, times_ms: list[
 
 
 class Checker:
-    """The check of one measurement: full against `ref`, or Freivalds' if ref is None."""
+    """How one measurement's result is checked.
 
-    def __init__(self, a, b, ref, scale, seed: int, cfg: dict, precision: str):
-        self.a, self.b, self.ref, self.scale = a, b, ref, scale
+    reference: a devicecheck.DeviceReference (every element, on the GPU), a
+    HostReference (every element, on the CPU), or None (Freivalds' method).
+    """
+
+    def __init__(self, reference, a, b, seed: int, cfg: dict, precision: str):
+        self.reference, self.a, self.b = reference, a, b
         self.seed, self.cfg, self.precision = seed, cfg, precision
+        self.on_device = reference is not None and not isinstance(reference, HostReference)
         self.calls = 0
+        self.seconds = 0.0   # spent checking (the device reference's own build time not included)
 
-    def __call__(self, c: np.ndarray) -> Verification:
+    def host(self, c: np.ndarray) -> Verification:
+        """Check a result that is on the host."""
         self.calls += 1
-        K = self.a.shape[1]
-        if self.ref is not None:
-            return check(c, self.ref, self.scale, K, self.cfg["tolerance"], self.precision)
-        return freivalds(c, self.a, self.b, self.cfg["tolerance"], self.cfg["freivalds_vectors"],
-                         seed=(self.seed, self.calls), precision=self.precision)
+        start = time.perf_counter()
+        K, factor = self.a.shape[1], self.cfg["tolerance"]
+        if self.on_device:
+            result = self.reference.check_host(c, factor, self.precision)
+        elif self.reference is not None:
+            result = check(c, self.reference.ref, self.reference.scale, K, factor, self.precision)
+        else:
+            result = freivalds(c, self.a, self.b, factor, self.cfg["freivalds_vectors"],
+                               seed=(self.seed, self.calls), precision=self.precision)
+        self.seconds += time.perf_counter() - start
+        return result
+
+    def device(self, gpu, d_c, dtype) -> Verification:
+        """Check a result that is on the GPU: there if the reference is, else copied back."""
+        if not self.on_device:
+            M, N = self.a.shape[0], self.b.shape[1]
+            return self.host(gpu.to_host(d_c, (M, N), dtype))
+        self.calls += 1
+        start = time.perf_counter()
+        result = self.reference.check(d_c, self.cfg["tolerance"], self.precision)
+        self.seconds += time.perf_counter() - start
+        return result
+
+    def facts(self) -> dict:
+        """Where the reference came from and what checking cost, for the results row."""
+        where = {True: "gpu (cuBLAS DGEMM)", False: "cpu (NumPy float64)"}[self.on_device]
+        return {"reference": where if self.reference is not None else "none (Freivalds)",
+                "reference_s": getattr(self.reference, "seconds", None), "check_s": self.seconds}
 
 
 def _measure_gpu(variant, shape, a, b, checker, binary, harness, cfg, session=None):
@@ -72,9 +113,13 @@ def _measure_gpu(variant, shape, a, b, checker, binary, harness, cfg, session=No
     with contextlib.ExitStack() as stack:
         gpu = session or stack.enter_context(GpuSession())
         gpu.load_harness(harness)
-        d_a, d_b = gpu.to_device(a), gpu.to_device(b)
+        if checker.on_device:   # the reference's own copies of A and B
+            d_a, d_b = checker.reference.d_a, checker.reference.d_b
+        else:
+            d_a, d_b = gpu.to_device(a), gpu.to_device(b)
+            stack.callback(gpu.release, d_a, d_b)
         d_c = gpu.empty(M * N * 4)
-        stack.callback(gpu.release, d_a, d_b, d_c)
+        stack.callback(gpu.release, d_c)
         extra = {"device": gpu.device.name()}
         if variant.backend == "cuda":
             func = gpu.load_function(binary, variant.kernel)
@@ -97,7 +142,7 @@ def _verify_then_time(gpu, launch, d_c, shape, checker, cfg, extra, dtype=np.flo
     gpu.fill_u32(d_c, POISON_BITS, M * N)
     launch()
     gpu.synchronize()
-    first = checker(gpu.to_host(d_c, (M, N), dtype))
+    first = checker.device(gpu, d_c, dtype)
     if not first.ok:
         return [], first, extra, None
     monitor = nvml.Monitor(gpu.device.pci_bus_id())
@@ -106,7 +151,7 @@ def _verify_then_time(gpu, launch, d_c, shape, checker, cfg, extra, dtype=np.flo
                                    cold=cfg["cache"] == "cold", monitor=monitor)
     finally:
         monitor.close()
-    last = checker(gpu.to_host(d_c, (M, N), dtype))
+    last = checker.device(gpu, d_c, dtype)
     max_clock = gpu.device.get_attribute(gpu.cuda.device_attribute.CLOCK_RATE) / 1000
     per_sample = _clock_columns(timing.batch_readings, max_clock, cfg["throttle_fraction"])
     extra.update(blocked=timing.blocked, cache=cfg["cache"], stop_reason=timing.stop_reason,
@@ -144,7 +189,7 @@ def _measure_cpu(variant, shape, a, b, checker, binary, cfg):
         extra = {"device": host.cpu_model(), "cpu_threads": host.cpu_threads(),
                  "library": host.blas_description()}
     run()   # the verified run is also the warm-up
-    first = checker(c)
+    first = checker.host(c)
     if not first.ok:
         return [], first, extra
     criterion, times = Criterion.from_config(cfg), []
@@ -154,24 +199,25 @@ def _measure_cpu(variant, shape, a, b, checker, binary, cfg):
         run()
         times.append((time.perf_counter() - t0) * 1e3)
     extra.update(stop_reason=reason, noise=relative_noise(times), timing_s=time.perf_counter() - start)
-    return times, worst(first, checker(c)), extra
+    return times, worst(first, checker.host(c)), extra
 
 
-def measure(variant: Variant, shape: Shape, seed: int, a: np.ndarray, b: np.ndarray,
-            ref: np.ndarray | None, scale: np.ndarray | None, binary, cfg: dict, harness=None,
-            session=None) -> pd.DataFrame:
+def measure(variant: Variant, shape: Shape, seed: int, a: np.ndarray, b: np.ndarray, binary, cfg: dict,
+            harness=None, session=None, reference=None) -> pd.DataFrame:
     """Verify and time one variant; one row per timed sample.
 
-    ref, scale: the float64 reference (None: Freivalds' check instead);
     binary: the variant's cubin or shared library, built for a's dtype;
-    harness: the cubin of matmulstudy/harness.cu (GPU variants);
     cfg: the study's config (timing, cache, tolerance and check keys);
-    session: a GpuSession to measure in (one is opened if None).
+    harness: the cubin of matmulstudy/harness.cu (GPU variants);
+    session: a GpuSession to measure in (one is opened if None);
+    reference: what the result is checked against (see Checker): a
+    DeviceReference made in `session`, a HostReference, or None for
+    Freivalds' method.
     """
     dtype = str(a.dtype)
     if dtype not in variant.dtypes:
         raise StudyError(f"{variant.id} does not run {dtype} (its dtypes: {list(variant.dtypes)})")
-    checker = Checker(a, b, ref, scale, seed, cfg, variant.precision)
+    checker = Checker(reference, a, b, seed, cfg, variant.precision)
     if variant.is_gpu:
         times, result, extra, per_sample = _measure_gpu(variant, shape, a, b, checker, binary, harness, cfg,
                                                         session)
@@ -179,6 +225,7 @@ def measure(variant: Variant, shape: Shape, seed: int, a: np.ndarray, b: np.ndar
         per_sample = None
         with host.blas_threads():
             times, result, extra = _measure_cpu(variant, shape, a, b, checker, binary, cfg)
+    extra.update(checker.facts())
     return _rows(variant, shape, seed, dtype, times, result, extra, per_sample)
 
 
@@ -187,8 +234,8 @@ def describe(rows: pd.DataFrame) -> str:
     r = rows.iloc[0]
     if not r["verified"]:
         return (f"VERIFICATION FAILED ({r['check']}): {r['bad_elements']} wrong, "
-                f"{r['unwritten_elements']} never written, max error {r['max_error']:.3g}")
-    text = (f"verified ({r['check']}), {len(rows)} samples, median {rows['time_ms'].median():.4f} ms, "
+                f"{r['unwritten_elements']} never written, margin {r['margin']:.3g} (error over bound)")
+    text = (f"verified ({r['check']}, margin {r['margin']:.3g}), {len(rows)} samples, median {rows['time_ms'].median():.4f} ms, "
             f"{rows['gflops'].median():,.1f} GFLOP/s")
     if "stop_reason" in rows:
         text += f", stopped on {r['stop_reason']} (noise {r['noise']:.2%})"

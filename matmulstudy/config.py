@@ -62,12 +62,13 @@ def _from_command_line(value, schema: dict):
     schema wants a number, a boolean or a list. Anything else is left for the
     schema to judge."""
     kind = schema.get("type")
-    if isinstance(value, str) and kind in ("integer", "number", "boolean", "array"):
+    kinds = set(kind) if isinstance(kind, list) else {kind}
+    if isinstance(value, str) and kinds & {"integer", "number", "boolean", "array", "null"}:
         try:
             value = yaml.safe_load(value)
         except yaml.YAMLError:
             return value
-    if isinstance(value, list) and kind == "array":
+    if isinstance(value, list) and "array" in kinds:
         return [_from_command_line(v, schema.get("items", {})) for v in value]
     return value
 
@@ -117,8 +118,17 @@ def shapes(cfg: dict) -> list[Shape]:
 
 
 def full_check(shape: Shape, cfg: dict) -> bool:
-    """Whether a shape is verified against a float64 reference (else Freivalds)."""
-    return shape.M * shape.N * shape.K <= cfg["full_check_max_size"] ** 3
+    """Whether a shape is checked element by element (else by Freivalds' method, where the config asks)."""
+    limit = cfg["full_check_max_size"]
+    return limit is None or shape.M * shape.N * shape.K <= limit**3
+
+
+def check_method(shape: Shape, cfg: dict, uses_gpu: bool) -> str:
+    """How results on a shape are checked: 'gpu' (every element, reference by cuBLAS DGEMM),
+    'cpu' (every element, NumPy's float64 reference: CPU-only studies) or 'freivalds'."""
+    if not full_check(shape, cfg):
+        return "freivalds"
+    return "gpu" if uses_gpu else "cpu"
 
 
 def runs_on(variant: Variant, shape: Shape, cfg: dict) -> bool:

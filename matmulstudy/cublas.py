@@ -1,6 +1,8 @@
-"""cuBLAS SGEMM through ctypes, in the caller's (primary) CUDA context.
+"""cuBLAS SGEMM (and DGEMM, for the reference) through ctypes, in the caller's CUDA context.
 
-PyCUDA has no cuBLAS binding; the C API needs five functions. The math mode
+PyCUDA has no cuBLAS binding; the C API needs six functions. (nvmath-python
+binds cuBLAS too, but brings its own CUDA runtime wheels and stream model
+for what is here a handful of calls on the primary context PyCUDA holds.) The math mode
 is set explicitly: CUBLAS_DEFAULT_MATH, which in cuBLAS 11+ means full FP32
 (the study's reference), or CUBLAS_TF32_TENSOR_OP_MATH, which lets cuBLAS
 round the inputs to TF32 (10-bit mantissa) and use the tensor cores: a
@@ -59,6 +61,10 @@ class Cublas:
             ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int,
             ctypes.POINTER(ctypes.c_float), ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
             ctypes.POINTER(ctypes.c_float), ctypes.c_void_p, ctypes.c_int]
+        self.lib.cublasDgemm_v2.argtypes = [
+            ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+            ctypes.POINTER(ctypes.c_double), ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
+            ctypes.POINTER(ctypes.c_double), ctypes.c_void_p, ctypes.c_int]
         self.handle = ctypes.c_void_p()
         self._check(self.lib.cublasCreate_v2(ctypes.byref(self.handle)), "cublasCreate")
         self._check(self.lib.cublasSetMathMode(self.handle, MATH_MODES[precision]), "cublasSetMathMode")
@@ -67,6 +73,7 @@ class Cublas:
         v = version.value
         self.version = f"{v // 10000}.{v % 10000 // 100}.{v % 100}"
         self._one, self._zero = ctypes.c_float(1.0), ctypes.c_float(0.0)
+        self._one64, self._zero64 = ctypes.c_double(1.0), ctypes.c_double(0.0)
 
     @staticmethod
     def _check(status: int, what: str) -> None:
@@ -83,10 +90,20 @@ class Cublas:
             self.handle, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, ctypes.byref(self._one),
             int(b), N, int(a), K, ctypes.byref(self._zero), int(c), N), "sgemm")
 
+    def dgemm(self, M: int, N: int, K: int, a, b, c) -> None:
+        """The same product in float64 (the verification's reference), row-major likewise."""
+        self._check(self.lib.cublasDgemm_v2(
+            self.handle, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, ctypes.byref(self._one64),
+            int(b), N, int(a), K, ctypes.byref(self._zero64), int(c), N), "dgemm")
+
     def close(self) -> None:
         if self.handle:
             self.lib.cublasDestroy_v2(self.handle)
-            self.handle = ctypes.c_void_p()
+            self.lib.cublasDgemm_v2.argtypes = [
+            ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+            ctypes.POINTER(ctypes.c_double), ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
+            ctypes.POINTER(ctypes.c_double), ctypes.c_void_p, ctypes.c_int]
+        self.handle = ctypes.c_void_p()
 
     def __enter__(self):
         return self

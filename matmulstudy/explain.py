@@ -36,7 +36,7 @@ def progression_table(df: pd.DataFrame, hw: pd.DataFrame, registry: dict[str, Va
         if v.backend != "cuda" or v.id not in med:
             continue
         row = {"step": v.title, "variant": v.id, "gflops": med[v.id]}
-        for col in FACTS:
+        for col in list(FACTS) + ["sanitizer"]:
             if col in hw.columns and v.id in hw.index:
                 row[col] = hw.at[v.id, col]
         rows.append(row)
@@ -67,7 +67,8 @@ def slower_steps(table: pd.DataFrame) -> list[str]:
 def markdown(table: pd.DataFrame, gpu_name: str, size: int, level: int = 1) -> str:
     """The table and the notes on slower steps; `level`: the heading's level."""
     cols = [c for c in FACTS if c in table]
-    head = ["step", "GFLOP/s", "speedup"] + [FACTS[c][0] for c in cols]
+    text_cols = ["sanitizer"] if "sanitizer" in table else []
+    head = ["step", "GFLOP/s", "speedup"] + [FACTS[c][0] for c in cols] + ["compute-sanitizer"] * len(text_cols)
     lines = [f"{'#' * level} Optimisation progression at {size}×{size}×{size}, float32, on {gpu_name}", "",
              "Median of the timed launches; speedup over the step before. Counters marked ncu are "
              "Nsight Compute's, for one launch (see hardware.csv for the size).", "",
@@ -75,6 +76,8 @@ def markdown(table: pd.DataFrame, gpu_name: str, size: int, level: int = 1) -> s
     for _, r in table.iterrows():
         cells = [r["step"], f"{r['gflops']:,.0f}", "" if pd.isna(r["speedup"]) else f"×{r['speedup']:.2f}"]
         cells += ["" if pd.isna(r[c]) else FACTS[c][1].format(r[c]) for c in cols]
+        cells += ["" if pd.isna(r[c]) else (str(r[c]) if str(r[c]).startswith("clean") else f"**{r[c]}**")
+                  for c in text_cols]
         lines.append("| " + " | ".join(cells) + " |")
     notes = slower_steps(table)
     lines += ["", f"{'#' * (level + 1)} Steps slower than the one before", ""]

@@ -65,6 +65,7 @@ class GpuSession:
         self._allocations = []
         self._modules = []
         self._block = None   # the harness, once loaded
+        self._blas = None    # cuBLAS for the float64 reference, once needed
         self.ctx = None
 
     def __enter__(self):
@@ -80,6 +81,9 @@ class GpuSession:
                 alloc.free()
             self._allocations.clear()
             self._modules.clear()
+            if self._blas is not None:
+                self._blas.close()
+                self._blas = None
             self._block = None
             self.ctx.pop()
             self.ctx = None
@@ -127,6 +131,13 @@ class GpuSession:
         func = module.get_function(name)
         func.prepare(arg_types)
         return func
+
+    def reference_blas(self):
+        """A cuBLAS handle with default (native FP32/FP64) math, for the verification's reference."""
+        if self._blas is None:
+            from .cublas import Cublas
+            self._blas = Cublas("fp32")
+        return self._blas
 
     # --- timing ---------------------------------------------------------
     def load_harness(self, harness_cubin) -> None:

@@ -1,4 +1,4 @@
-// The harness's own kernel, not a step of the study.
+// The harness's own kernels, not steps of the study: timing and verification.
 //
 // block_stream holds the GPU's stream until the host has queued every timed
 // launch of a batch (nvbench's "blocking kernel"). Without it, a kernel that
@@ -45,4 +45,66 @@ extern "C" __global__ void flush_l2(const int4* buffer, unsigned long long count
     }
     if (acc == 0x5EED5EED)
         *sink = acc;
+}
+
+// --- verification: the float64 reference and the element-wise check ------
+//
+// matmulstudy/devicecheck.py computes R = A @ B and r = sqrt((A∘A) @ (B∘B))
+// with cuBLAS DGEMM on copies widened here, then check_result compares every
+// element of a result with bound (1) of matmulstudy/verify.py. Nothing of
+// the size of C comes back to the host: only four counters.
+
+// dst = (double)src (float32 or int32 elements), squared when `square`.
+extern "C" __global__ void widen(const void* src, int is_int, double* dst, unsigned long long n, int square)
+{
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        double x = is_int ? (double)((const int*)src)[i] : (double)((const float*)src)[i];
+        dst[i] = square ? x * x : x;
+    }
+}
+
+extern "C" __global__ void root(double* x, unsigned long long n)
+{
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x)
+        x[i] = sqrt(x[i]);
+}
+
+// out[0] elements over the bound or NaN, out[1] NaN, out[2] still the poison,
+// out[3] the bits of the largest error that is not NaN. float32: error =
+// |C - R| / max(r, tiny), over the bound when !(error <= tol) (so NaN is);
+// int32: error = |C - R|, tol = 0. Errors are >= 0, so their IEEE bits order
+// like the numbers and atomicMax on the bits takes the largest.
+extern "C" __global__ void check_result(const unsigned* c, int is_int, const double* ref, const double* scale,
+                                        double tol, double tiny, unsigned long long n, unsigned poison,
+                                        unsigned long long* out)
+{
+    unsigned long long bad = 0, nan = 0, unwritten = 0;
+    double worst = 0.0;
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        unsigned bits = c[i];
+        double value = is_int ? (double)(int)bits : (double)__uint_as_float(bits);
+        double err = fabs(value - ref[i]);
+        if (!is_int)
+            err /= fmax(scale[i], tiny);
+        bad += !(err <= tol);
+        nan += isnan(err);
+        unwritten += bits == poison;
+        if (!isnan(err))
+            worst = fmax(worst, err);
+    }
+    for (int offset = 16; offset > 0; offset /= 2) {   // the warp's sums and maximum, in lane 0
+        bad += __shfl_down_sync(0xffffffffu, bad, offset);
+        nan += __shfl_down_sync(0xffffffffu, nan, offset);
+        unwritten += __shfl_down_sync(0xffffffffu, unwritten, offset);
+        worst = fmax(worst, __shfl_down_sync(0xffffffffu, worst, offset));
+    }
+    if (threadIdx.x % 32 == 0) {
+        if (bad) atomicAdd(out + 0, bad);
+        if (nan) atomicAdd(out + 1, nan);
+        if (unwritten) atomicAdd(out + 2, unwritten);
+        atomicMax(out + 3, (unsigned long long)__double_as_longlong(worst));
+    }
 }

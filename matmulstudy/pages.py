@@ -184,6 +184,56 @@ def _checks(study: Study) -> list[str]:
     return lines
 
 
+def _verification(study: Study, registry: dict[str, Variant]) -> list[str]:
+    """The margins of the check (error over bound), the sanitizer's verdicts and the planted faults."""
+    s = study.summary
+    lines = ["## Verification", ""]
+    if "margin" not in s or s["margin"].isna().all():
+        lines += ["This study was checked with the earlier bound (tolerance × ε × √K relative to |A|·|B|, "
+                  "Freivalds' method above 4096); it records no margins.", ""]
+    else:
+        tau = study.config.get("tolerance", "τ")
+        lines += [f"Every element of every result against a float64 reference, with |C − R| ≤ {tau} · (ε_in + "
+                  "2⁻²³·√K) · r, r = √((A∘A)(B∘B)) (ε_in = 0 for FP32, 2⁻⁹ for TF32; derived in "
+                  "[matmulstudy/verify.py](../../matmulstudy/verify.py)). The margin is the largest error over "
+                  "that bound, per measurement: at most 1 passes; the bound is set so that a correct FP32 result "
+                  "stays at or below 0.5. A TF32 variant is also measured against FP32's bound, where it must "
+                  "fail (margin ≥ 2), so that the two precisions cannot be mistaken for each other.", "",
+                  f"| variant | precision | worst margin | at shape | margin at {study.size} | "
+                  "least margin over FP32's bound |", "| --- | --- | ---: | --- | ---: | ---: |"]
+        for vid, g in s[s["dtype"] == "float32"].groupby("variant", sort=False):
+            worst = g.loc[g["margin"].idxmax()] if g["margin"].notna().any() else None
+            at = at_size(g, study.size)
+            prec = g["precision"].iloc[0]
+            lines.append(f"| {g['title'].iloc[0]} | {prec} | "
+                         + (f"{worst['margin']:.3f} | {worst['M']}×{worst['N']}×{worst['K']}" if worst is not None
+                            else "| ") + " | "
+                         + (f"{at['margin'].iloc[0]:.3f}" if len(at) and pd.notna(at["margin"].iloc[0]) else "")
+                         + " | " + (f"{g['fp32_margin'].min():.1f}" if prec != "fp32" else "") + " |")
+        lines.append("")
+    sanitizer = study.optional("sanitizer.csv")
+    if sanitizer is not None:
+        bad = sanitizer[~sanitizer["clean"].astype(bool)]
+        lines += [f"compute-sanitizer ([sanitizer.csv](sanitizer.csv)): {', '.join(sorted(sanitizer['tool'].unique()))} "
+                  f"on one launch of each of {sanitizer['variant'].nunique()} kernels at "
+                  f"{', '.join(sorted(sanitizer['shape'].unique()))}: "
+                  + ("no errors or hazards." if bad.empty else
+                     f"**{len(bad)} of {len(sanitizer)} runs found problems**: "
+                     + "; ".join(f"{r.variant} {r.tool} {r.shape} ({r.first_report})" for r in bad.itertuples())),
+                  ""]
+    faults = study.optional("faults.csv")
+    if faults is not None:
+        live = faults[faults["expected"].astype(bool)]
+        missed = live[~live["caught"].astype(bool)]
+        alarms = faults[~faults["expected"].astype(bool) & faults["caught"].astype(bool)]
+        lines += [f"Planted faults ([faults.csv](faults.csv), `python -m matmulstudy.faults`): "
+                  f"{faults['fault'].nunique()} kernels with one deliberate defect each, {len(faults)} runs; "
+                  f"{len(live) - len(missed)} of {len(live)} live defects caught ("
+                  + ", ".join(f"{n} by {by}" for by, n in live["by"].value_counts().items())
+                  + f"), {len(missed)} missed, {len(alarms)} false alarms.", ""]
+    return lines
+
+
 def study_page(study: Study, registry: dict[str, Variant]) -> str:
     """reports/<label>/README.md: what was measured, where, how, and what it shows."""
     f = facts(study)
@@ -214,6 +264,7 @@ def study_page(study: Study, registry: dict[str, Variant]) -> str:
     checks = _checks(study)
     if checks:
         lines += ["## The harness, checked", ""] + checks + [""]
+    lines += _verification(study, registry)
     lines += [explain.markdown(table, f["gpu"], size, level=2), "## Figures", ""]
     lines += [f"- [{name}](figures/{name}.png) ([SVG](figures/{name}.svg)): {what}"
               for name, what in FIGURES.items() if (study.folder / "figures" / f"{name}.png").exists()]

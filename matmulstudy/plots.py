@@ -134,12 +134,14 @@ def size_sweep(df: pd.DataFrame, registry: dict[str, Variant], gpu: str, stem: P
 
 
 def progression(df: pd.DataFrame, registry: dict[str, Variant], gpu: dict, size: int,
-                stem: Path, dtype: str = "float32") -> list[Path]:
+                stem: Path, dtype: str = "float32", hazards: set | None = None) -> list[Path]:
     """The optimisation progression at one size: a bar per GPU step, in order.
 
     Each bar carries its median and its speedup over the step before; a
     step slower than the one before is written in red (the hardware table
-    says why). float32 also gets cuBLAS and the FP32 peak as lines.
+    says why). float32 also gets cuBLAS and the FP32 peak as lines. A step
+    in `hazards` (variant ids compute-sanitizer found problems in) is marked
+    on its bar.
     """
     sns.set_theme(style="whitegrid", context="notebook")
     pal = palette(registry)
@@ -152,6 +154,7 @@ def progression(df: pd.DataFrame, registry: dict[str, Variant], gpu: dict, size:
                 palette=pal, estimator="median", errorbar=IQR, capsize=0.2, ax=ax, legend=False)
     medians = ok.groupby("title")["gflops"].median()
     upper = ok.groupby("title")["gflops"].quantile(0.75)
+    hazard_titles = {registry[v].title for v in hazards or ()}
     previous = None
     for i, title in enumerate(order):
         if title not in medians:
@@ -166,6 +169,9 @@ def progression(df: pd.DataFrame, registry: dict[str, Variant], gpu: dict, size:
             colour = "red" if speedup < 1 else "black"
         ax.annotate(text, (i, upper[title]), ha="center", va="bottom", xytext=(0, 4),
                     textcoords="offset points", fontsize=9, color=colour)
+        if title in hazard_titles:
+            ax.annotate("sanitizer:\nhazards", (i, 0), ha="center", va="bottom", xytext=(0, 3),
+                        textcoords="offset points", fontsize=8, color="red", fontweight="bold")
         previous = medians[title]
     lines = []
     cublas = at[(at["variant"] == "cublas") & at["verified"]]["gflops"]

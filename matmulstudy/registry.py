@@ -108,7 +108,7 @@ class Variant:
         return (-(-N // cols), -(-M // rows), 1)
 
 
-def _parse_entry(i: int, raw: dict) -> Variant:
+def _parse_entry(i: int, raw: dict, kernels_dir: Path = KERNELS_DIR) -> Variant:
     where = f"registry entry {i + 1}"
     if not isinstance(raw, dict) or "id" not in raw:
         raise StudyError(f"{where}: every entry needs an 'id'")
@@ -130,7 +130,7 @@ def _parse_entry(i: int, raw: dict) -> Variant:
     if backend in BUILT_BACKENDS:
         if not raw.get("file"):
             raise StudyError(f"{where}: backend {backend} needs a 'file' in kernels/")
-        path = KERNELS_DIR / raw["file"]
+        path = Path(kernels_dir) / raw["file"]
         if not path.is_file():
             raise StudyError(f"{where}: file {path} does not exist")
         if not re.fullmatch(rf"\d\d_{kernel}\.(cu|c)", path.name):
@@ -143,6 +143,10 @@ def _parse_entry(i: int, raw: dict) -> Variant:
         raise StudyError(f"{where}: precision '{precision}' is not allowed; expected one of {list(PRECISIONS)} "
                          "(anything but fp32 only for cublas)")
     defines = dict(raw.get("defines") or {})
+    for name in defines:
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_]\w*", name):
+            raise StudyError(f"{where}: define {name!r} is not a C identifier (YAML reads OFF, ON, NO, YES "
+                             "as booleans: quote the name or choose another)")
     block, tile = tuple(raw.get("block") or ()), tuple(raw.get("tile") or ())
     if backend == "cuda":
         if len(block) != 2 or len(tile) != 2:
@@ -159,6 +163,17 @@ def _parse_entry(i: int, raw: dict) -> Variant:
     return variant
 
 
+def parse_variants(entries: list, kernels_dir: Path = KERNELS_DIR, where: str = "registry") -> dict[str, Variant]:
+    """Variants by id, in the entries' order; files are looked up in kernels_dir."""
+    variants = {}
+    for i, raw in enumerate(entries):
+        v = _parse_entry(i, raw, kernels_dir)
+        if v.id in variants:
+            raise StudyError(f"{where}: variant id '{v.id}' appears twice")
+        variants[v.id] = v
+    return variants
+
+
 def load_registry(path: Path | str = REGISTRY_PATH) -> dict[str, Variant]:
     """Variants by id, in the registry's order (the study's order)."""
     with open(path) as fh:
@@ -166,10 +181,4 @@ def load_registry(path: Path | str = REGISTRY_PATH) -> dict[str, Variant]:
     entries = (data or {}).get("variants")
     if not entries:
         raise StudyError(f"{path}: no 'variants' list")
-    variants = {}
-    for i, raw in enumerate(entries):
-        v = _parse_entry(i, raw)
-        if v.id in variants:
-            raise StudyError(f"{path}: variant id '{v.id}' appears twice")
-        variants[v.id] = v
-    return variants
+    return parse_variants(entries, Path(path).parent, str(path))

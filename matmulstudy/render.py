@@ -23,7 +23,10 @@ def render(report: Path, size: int | None = None) -> list[Path]:
     study = pages.Study.load(report)
     size = size or study.size
     df, gpu, figures = study.results, study.gpu, Path(report) / "figures"
-    paths = plots.progression(df, registry, gpu, size, figures / "progression")
+    hw = study.hardware
+    hazards = set(hw.loc[~hw["sanitizer"].fillna("clean").str.startswith("clean"), "variant"]) \
+        if "sanitizer" in hw else set()
+    paths = plots.progression(df, registry, gpu, size, figures / "progression", hazards=hazards)
     if "int32" in set(df["dtype"]):
         paths += plots.progression(df, registry, gpu, size, figures / "progression_int32", dtype="int32")
     else:

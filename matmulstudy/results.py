@@ -13,6 +13,7 @@ from .config import Shape
 from .errors import StudyError
 from .hardware import occupancy
 from .provenance import config_hash
+from .sanitize import verdict
 from .registry import Variant
 
 
@@ -91,6 +92,8 @@ def summary(df: pd.DataFrame, gpu: dict | None = None) -> pd.DataFrame:
             "median_ms": t.median(), "q1_ms": t.quantile(0.25), "q3_ms": t.quantile(0.75),
             "median_gflops": f.median(), "q1_gflops": f.quantile(0.25), "q3_gflops": f.quantile(0.75),
             "max_error": g["max_error"].max(),
+            "margin": g["margin"].max() if "margin" in g else None,            # error over its bound
+            "fp32_margin": g["fp32_margin"].max() if "fp32_margin" in g else None,   # over FP32's bound
             "check": first(g, "check"), "precision": first(g, "precision"),
             "noise": first(g, "noise"), "stop_reason": first(g, "stop_reason"),
             "throttled_samples": int((flags == True).sum()) if on_gpu else None,   # noqa: E712
@@ -127,6 +130,7 @@ def failures(df: pd.DataFrame) -> list[str]:
     bad = df[~df["verified"]].drop_duplicates(["dtype", "variant", "M", "N", "K", "seed"])
     return [f"{r.variant} {r.dtype} {r.M}x{r.N}x{r.K} seed {r.seed}: {r.bad_elements} wrong element(s), "
             f"{r.unwritten_elements} never written, max error {r.max_error:.3g} > {r.tolerance:.3g}"
+            + (f" (margin {r.margin:.3g})" if "margin" in df else "")
             for r in bad.itertuples()]
 
 
@@ -151,12 +155,14 @@ def _load(paths: list) -> list[dict]:
     return out
 
 
-def hardware_table(resource_paths: list, sass_paths: list, ncu_paths: list, gpu: dict | None) -> pd.DataFrame:
+def hardware_table(resource_paths: list, sass_paths: list, ncu_paths: list, gpu: dict | None,
+                   sanitizer: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per built (variant, dtype): what explains its speed.
 
     The compiler's resources and the registry's tile parameters, the
-    theoretical occupancy on this GPU, the main loop's instruction mix, and
-    the ncu counters (float32, at ncu_size) where they were measured.
+    theoretical occupancy on this GPU, the main loop's instruction mix, the
+    ncu counters (float32, at ncu_size) where they were measured, and
+    compute-sanitizer's verdict (float32) where it ran.
     """
     rows = []
     for r in _load(resource_paths):
@@ -176,4 +182,7 @@ def hardware_table(resource_paths: list, sass_paths: list, ncu_paths: list, gpu:
         ncu = pd.DataFrame(_load(ncu_paths)).rename(columns={"shape": "ncu_shape"})
         ncu["dtype"] = "float32"
         df = df.merge(ncu, on=["variant", "dtype"], how="outer")   # cuBLAS: ncu only
+    if sanitizer is not None and len(sanitizer):
+        verdicts = verdict(sanitizer).rename("sanitizer").reset_index().assign(dtype="float32")
+        df = df.merge(verdicts, on=["variant", "dtype"], how="left")
     return df.convert_dtypes()

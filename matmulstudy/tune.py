@@ -30,19 +30,21 @@ CHECK_SHAPE = Shape(1001, 1003, 999)   # ragged in every dimension
 
 
 def tune(variant_id: str, grid: dict[str, list[int]], size: int, repetitions: int, arch: str) -> pd.DataFrame:
+    from .devicecheck import DeviceReference
+    from .gpu import GpuSession
     base = load_registry()[variant_id]
     timing_shape = Shape(size, size, size)
-    problems = {}
-    for shape in (CHECK_SHAPE, timing_shape):
-        a, b = data.make_inputs(shape, 0)
-        problems[shape] = (a, b, *data.reference(a, b))
     cfg = {"warmup": 3, "cache": "cold", "min_samples": repetitions, "max_samples": repetitions,
            "max_noise": 0.005, "max_time_s": 10.0, "throttle_fraction": 0.9, "tolerance": 8, "freivalds_vectors": 16}
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, GpuSession() as gpu:
         tmp = Path(tmp)
         harness = tmp / "harness.cubin"
         build.build_harness(arch, harness, io.StringIO())
+        problems = {}   # shape -> (A, B, its reference on the GPU)
+        for shape in (CHECK_SHAPE, timing_shape):
+            a, b = data.make_inputs(shape, 0)
+            problems[shape] = (a, b, DeviceReference(gpu, harness, a, b))
         for values in itertools.product(*grid.values()):
             defines = dict(zip(grid, values))
             row = {"variant": variant_id, "defines": " ".join(f"{k}={v}" for k, v in defines.items())}
@@ -52,8 +54,9 @@ def tune(variant_id: str, grid: dict[str, list[int]], size: int, repetitions: in
                 report = build.build(variant, cubin, tmp / "k.json", arch, io.StringIO())
                 row.update(registers=report["registers"], shared_bytes=report["shared_bytes"],
                            spill_bytes=report["spill_store_bytes"] + report["spill_load_bytes"])
-                for shape, (a, b, ref, scale) in problems.items():
-                    res = bench.measure(variant, shape, 0, a, b, ref, scale, cubin, cfg, harness=harness)
+                for shape, (a, b, reference) in problems.items():
+                    res = bench.measure(variant, shape, 0, a, b, cubin, cfg, harness=harness, session=gpu,
+                                        reference=reference)
                     if not res["verified"].all():
                         raise StudyError(f"verification failed on {shape.tag}")
                 row.update(median_gflops=res["gflops"].median(), q1_gflops=res["gflops"].quantile(0.25),

@@ -47,6 +47,27 @@ def default_config():
         return yaml.safe_load(fh)
 
 
+@pytest.fixture(scope="session")
+def gpu_builds(registry, tmp_path_factory):
+    """For the GPU tests, built once per session for the GPU at hand: the harness, the
+    sanitizer's launcher, and every cuda variant in each of its dtypes ({(id, dtype): cubin})."""
+    import io
+
+    from matmulstudy import build, host, sanitize
+    arch = host.arch_of(host.visible_gpu()["compute_capability"])
+    out = tmp_path_factory.mktemp("gpu_builds")
+    paths = {"arch": arch, "harness": out / "harness.cubin", "launcher": out / "launch"}
+    build.build_harness(arch, paths["harness"], io.StringIO())
+    sanitize.build_launcher(paths["launcher"], io.StringIO())
+    for v in registry.values():
+        if v.backend == "cuda":
+            for dtype in v.dtypes:
+                path = out / f"{v.id}.{dtype}.cubin"
+                build.build(v, path, out / f"{v.id}.{dtype}.json", arch, io.StringIO(), dtype=dtype)
+                paths[v.id, dtype] = path
+    return paths
+
+
 def snakemake(*args, cwd=ROOT, timeout=600, snakefile=ROOT / "Snakefile"):
     """Run the workflow's Snakemake as a user would; returns the process."""
     exe = shutil.which("snakemake") or str(Path(sys.executable).parent / "snakemake")

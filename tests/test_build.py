@@ -84,9 +84,9 @@ def test_cpu_naive_builds_with_gcc_and_verifies(registry, tmp_path, shape):
     v = registry["cpu_naive"]
     build.build(v, tmp_path / "cpu_naive.so", tmp_path / "r.json", None, io.StringIO())
     a, b = data.make_inputs(shape, 5)
-    ref, scale = data.reference(a, b)
     cfg = {"min_samples": 2, "max_samples": 2, "max_noise": 0.005, "max_time_s": 1.0, "tolerance": 8}
-    rows = bench.measure(v, shape, 5, a, b, ref, scale, tmp_path / "cpu_naive.so", cfg)
+    rows = bench.measure(v, shape, 5, a, b, tmp_path / "cpu_naive.so", cfg,
+                         reference=bench.HostReference(*data.reference(a, b)))
     assert rows["verified"].all() and len(rows) == 2
     assert (rows["time_ms"] > 0).all()
     assert np.isfinite(rows["gflops"]).all()
@@ -95,11 +95,11 @@ def test_cpu_naive_builds_with_gcc_and_verifies(registry, tmp_path, shape):
 def test_numpy_variant_verifies(registry):
     shape = Shape(31, 7, 129)
     a, b = data.make_inputs(shape, 1)
-    ref, scale = data.reference(a, b)
     cfg = {"min_samples": 3, "max_samples": 50, "max_noise": 1e-12, "max_time_s": 0.05, "tolerance": 8}
-    rows = bench.measure(registry["numpy"], shape, 1, a, b, ref, scale, None, cfg)
+    rows = bench.measure(registry["numpy"], shape, 1, a, b, None, cfg, reference=bench.HostReference(*data.reference(a, b)))
     assert rows["verified"].all() and len(rows) >= 3 and list(rows["sample"]) == list(range(len(rows)))
     assert rows["stop_reason"].iloc[0] in ("time", "samples")   # a noise of 1e-12 is never reached
+    assert rows["reference"].iloc[0] == "cpu (NumPy float64)" and rows["margin"].iloc[0] <= 0.5
 
 
 @needs_nvcc

@@ -1,77 +1,98 @@
-"""Every GPU variant against the float64 reference, on ragged shapes (GPU only)."""
+"""Every GPU variant against the float64 reference, on ragged shapes; the GPU's check against the CPU's (GPU only)."""
 
 import functools
-import io
 
+import numpy as np
 import pytest
 
-from matmulstudy import bench, build, data, host
+from matmulstudy import bench, data
 from matmulstudy.config import Shape
 from matmulstudy.registry import load_registry
 
 pytestmark = pytest.mark.gpu
 
-SHAPES = [Shape(1, 1, 1), Shape(17, 33, 65), Shape(1000, 1000, 1000), Shape(4096, 64, 1024),
-          Shape(513, 257, 129), Shape(31, 1, 4097)]
+# K = 1, odd K, an odd number of 8- and 16-wide k-tiles (40, 65, 129), M or N not a multiple of 4,
+# rows that do not start on 16 bytes (K or N odd), more than one 128 x 256 block tile
+SHAPES = [Shape(1, 1, 1), Shape(17, 33, 65), Shape(200, 72, 40), Shape(1000, 1000, 1000), Shape(4096, 64, 1024),
+          Shape(513, 257, 129), Shape(31, 1, 4097), Shape(131, 259, 1)]
 CASES = [(v.id, d) for v in load_registry().values() if v.is_gpu for d in v.dtypes]
 CFG = {"warmup": 1, "cache": "cold", "min_samples": 3, "max_samples": 3, "max_noise": 0.005, "max_time_s": 1.0,
        "throttle_fraction": 0.9, "tolerance": 8, "freivalds_vectors": 16}
 
 
-@pytest.fixture(scope="module")
-def binaries(registry, tmp_path_factory):
-    """Each cuda variant built once per dtype for the GPU at hand."""
-    arch = host.arch_of(host.visible_gpu()["compute_capability"])
-    out = tmp_path_factory.mktemp("cubins")
-    paths = {"harness": out / "harness.cubin"}
-    build.build_harness(arch, paths["harness"], io.StringIO())
-    for v in registry.values():
-        if v.backend == "cuda":
-            for dtype in v.dtypes:
-                path = out / f"{v.id}.{dtype}.cubin"
-                build.build(v, path, out / f"{v.id}.{dtype}.json", arch, io.StringIO(), dtype=dtype)
-                paths[v.id, dtype] = path
-    return paths
-
-
 @functools.cache
 def problem(shape, dtype):
-    a, b = data.make_inputs(shape, 42, dtype)
-    return (a, b, *data.reference(a, b))
+    return data.make_inputs(shape, 42, dtype)
+
+
+def measure(variant, shape, dtype, gpu_builds, cubin=None):
+    from matmulstudy.devicecheck import DeviceReference
+    from matmulstudy.gpu import GpuSession
+    a, b = problem(shape, dtype)
+    with GpuSession() as gpu, DeviceReference(gpu, gpu_builds["harness"], a, b) as reference:
+        return bench.measure(variant, shape, 42, a, b, cubin or gpu_builds.get((variant.id, dtype)), CFG,
+                             harness=gpu_builds["harness"], session=gpu, reference=reference)
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: s.tag)
 @pytest.mark.parametrize("variant_id, dtype", CASES)
-def test_gpu_variant_matches_float64_reference(registry, binaries, variant_id, dtype, shape):
-    a, b, ref, scale = problem(shape, dtype)
-    rows = bench.measure(registry[variant_id], shape, 42, a, b, ref, scale, binaries.get((variant_id, dtype)),
-                         CFG, harness=binaries["harness"])
-    assert rows["verified"].all(), rows[["max_error", "bad_elements", "unwritten_elements"]].iloc[0].to_dict()
+def test_gpu_variant_matches_float64_reference(registry, gpu_builds, variant_id, dtype, shape):
+    rows = measure(registry[variant_id], shape, dtype, gpu_builds)
+    assert rows["verified"].all(), rows[["margin", "bad_elements", "unwritten_elements"]].iloc[0].to_dict()
     assert len(rows) == CFG["min_samples"] and (rows["time_ms"] > 0).all()
     assert rows["blocked"].all() and rows["cache"].eq("cold").all()
     assert rows["sm_clock_mhz"].gt(0).all(), rows["nvml"].iloc[0]   # NVML read while it ran
+    assert rows["reference"].eq("gpu (cuBLAS DGEMM)").all()
     if dtype == "int32":
         assert rows["max_error"].iloc[0] == 0   # exact
+    elif registry[variant_id].precision == "fp32":
+        assert rows["margin"].iloc[0] <= 0.5    # a correct FP32 result sits at half the bound or less
 
 
-def test_unwritten_output_is_caught_on_the_gpu(registry, binaries):
+@pytest.mark.parametrize("dtype", ["float32", "int32"])
+def test_the_gpu_reference_and_check_agree_with_the_cpus(gpu_builds, dtype):
+    """R and r by cuBLAS DGEMM equal NumPy's float64 ones; the device check counts what the host check counts."""
+    from matmulstudy.devicecheck import DeviceReference
+    from matmulstudy.gpu import GpuSession
+    from matmulstudy.verify import POISON, check
+    shape = Shape(300, 260, 700)
+    a, b = data.make_inputs(shape, 7, dtype)
+    ref, r = data.reference(a, b)
+    c = (a @ b).astype(a.dtype)
+    c[3, 4] += (np.float32(1e-3) if dtype == "float32" else 1)
+    c.reshape(-1).view(np.uint32)[-2:] = np.array(POISON).view(np.uint32)   # two elements never written
+    with GpuSession() as gpu, DeviceReference(gpu, gpu_builds["harness"], a, b) as reference:
+        gpu_ref = gpu.to_host(reference.d_ref, shape[:2], np.float64)
+        gpu_r = gpu.to_host(reference.d_scale, shape[:2], np.float64)
+        on_gpu = reference.check_host(c, 8, "fp32")
+    assert np.allclose(gpu_ref, ref, rtol=1e-13, atol=1e-12) and np.allclose(gpu_r, r, rtol=1e-6)
+    on_cpu = check(c, ref, r, shape.K, 8)
+    assert (on_gpu.bad, on_gpu.nan, on_gpu.unwritten) == (on_cpu.bad, on_cpu.nan, on_cpu.unwritten) == (
+        3, 2 if dtype == "float32" else 0, 2)
+    if dtype == "int32":
+        assert on_gpu.max_error == on_cpu.max_error
+
+
+def test_unwritten_output_is_caught_on_the_gpu(registry, gpu_builds):
     """A launch that covers only part of C leaves poison, and the check says so."""
-    shape = Shape(64, 64, 32)
-    a, b, ref, scale = problem(shape, "float32")
     naive = registry["gpu_naive"]
     short = type(naive)(**{**naive.__dict__, "tile_expr": ("BLOCK_Y*2", "BLOCK_X")})  # grid for half the rows
-    rows = bench.measure(short, shape, 1, a, b, ref, scale, binaries["gpu_naive", "float32"], CFG,
-                         harness=binaries["harness"])
+    rows = measure(short, Shape(64, 64, 32), "float32", gpu_builds, gpu_builds["gpu_naive", "float32"])
     assert not rows["verified"].any()
     assert rows["unwritten_elements"].iloc[0] == 32 * 64
 
 
-def test_int32_result_off_by_one_fails(registry, binaries):
-    """Exact mode: the integer reference changed by 1 in one element is a failure."""
-    shape = Shape(33, 17, 65)
-    a, b, ref, scale = problem(shape, "int32")
-    ref = ref.copy()
-    ref[3, 4] += 1
-    rows = bench.measure(registry["gpu_tiled"], shape, 1, a, b, ref, scale, binaries["gpu_tiled", "int32"], CFG,
-                         harness=binaries["harness"])
-    assert not rows["verified"].any() and rows["bad_elements"].iloc[0] == 1
+def test_a_reference_too_large_for_the_gpu_says_which_option_to_use(gpu_builds):
+    """Not allocated: the check refuses before it asks for the memory."""
+    from matmulstudy import devicecheck
+    from matmulstudy.errors import StudyError
+    from matmulstudy.gpu import GpuSession
+    a = np.zeros((1, 1), np.float32)
+    with GpuSession() as gpu:
+        free, _ = gpu.cuda.mem_get_info()
+        side = int((free / 8) ** 0.5) + 1   # R alone fills the memory
+        shape = Shape(side, side, 1)
+        with pytest.raises(StudyError, match=rf"shape {shape.tag}: checking every element needs .* set "
+                                             "full_check_max_size below"):
+            devicecheck.DeviceReference(gpu, gpu_builds["harness"], np.broadcast_to(a, (side, 1)),
+                                        np.broadcast_to(a, (1, side)))

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from conftest import ROOT, snakemake
-from matmulstudy.config import bench_jobs, builds, full_check, shapes, validate
+from matmulstudy.config import bench_jobs, builds, check_method, shapes, validate
 
 
 def job_counts(stdout: str) -> dict[str, int]:
@@ -23,7 +23,6 @@ def test_dry_run_builds_the_expected_dag(tmp_path, default_config, registry, ncu
     assert proc.returncode == 0, proc.stderr
     cfg = validate(dict(default_config, ncu=ncu), registry)
     n_inputs = len(shapes(cfg)) * len(cfg["seeds"]) * len(cfg["dtypes"])
-    n_full = sum(full_check(s, cfg) for s in shapes(cfg)) * len(cfg["seeds"]) * len(cfg["dtypes"])
     cuda_builds = [(v, d) for v, d in builds(cfg, registry) if v.backend == "cuda"]
     counts = job_counts(proc.stdout)
     expected = {
@@ -32,8 +31,7 @@ def test_dry_run_builds_the_expected_dag(tmp_path, default_config, registry, ncu
         "compile": len(cuda_builds),
         "inspect": len(cuda_builds),
         "compile_cpu": 1,
-        "inputs": n_inputs,
-        "reference": n_full,   # larger shapes: Freivalds' check, no float64 reference
+        "inputs": n_inputs,   # no reference job: a study with a GPU makes its references there
         "bench": len(bench_jobs(cfg, registry)),
         "collect": 1,
         "report": 1,
@@ -42,7 +40,7 @@ def test_dry_run_builds_the_expected_dag(tmp_path, default_config, registry, ncu
     if ncu:
         expected["profile"] = sum(v.is_gpu for v in registry.values())
     assert counts == expected
-    assert 0 < n_full < n_inputs   # the default study uses both checks
+    assert all(check_method(s, cfg, True) == "gpu" for s in shapes(cfg))   # every element, every shape
     assert len(cuda_builds) == 13   # 9 steps in float32, the 4 naive and tiled ones in int32 too
     assert "results/h100/build/int32/gpu_tiled.cubin" in proc.stdout
     assert "reports/h100/figures/progression.png" in proc.stdout
@@ -123,7 +121,7 @@ def test_cpu_only_study_runs_end_to_end_and_renders(tmp_path, registry):
 
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("nvidia-smi") is not None, reason="this machine has a GPU driver")
-def test_without_gpu_the_gpu_jobs_stop_in_one_line_and_cpu_jobs_run(tmp_path):
+def test_without_gpu_the_gpu_jobs_stop_in_one_line_and_builds_run(tmp_path):
     _study_dir(tmp_path, label="nogpu", arch="sm_90", variants=["numpy", "gpu_naive"],
                sizes=[16], shapes=[], reference_size=16)
     proc = snakemake("--cores", "1", "--directory", str(tmp_path))
@@ -131,7 +129,8 @@ def test_without_gpu_the_gpu_jobs_stop_in_one_line_and_cpu_jobs_run(tmp_path):
     log = (tmp_path / "logs/gpu_info/nogpu.log").read_text()
     assert log.startswith("error: no usable GPU:") and len(log.strip().splitlines()) == 1
     assert "error: no usable GPU:" in proc.stderr
-    assert (tmp_path / "results/nogpu/bench/float32/numpy_s0.csv").exists()
+    # every result of a GPU study is checked on the GPU, NumPy's too: no bench job ran
+    assert not (tmp_path / "results/nogpu/bench").exists()
     assert (tmp_path / "results/nogpu/build/float32/gpu_naive.cubin").exists()
 
 

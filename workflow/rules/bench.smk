@@ -22,12 +22,14 @@ rule gpu_info:
 
 
 def bench_problems(wc):
-    """Per shape of this job: its input files (no reference where Freivalds' check is used)."""
+    """Per shape of this job: its input files, and how its results are checked (study.check_method):
+    'gpu' and 'freivalds' need only A and B, 'cpu' the float64 reference made by the reference rule."""
     problems = []
     for shape in BENCH_SHAPES[wc.variant, wc.dtype, int(wc.seed)]:
         base = input_dir(wc.dtype, shape, wc.seed)
-        files = {"shape": shape.tag, "a": f"{base}/A.npy", "b": f"{base}/B.npy"}
-        if study.full_check(shape, CFG):
+        method = study.check_method(shape, CFG, USES_GPU)
+        files = {"shape": shape.tag, "check": method, "a": f"{base}/A.npy", "b": f"{base}/B.npy"}
+        if method == "cpu":
             files.update(ref=f"{base}/ref.npy", scale=f"{base}/scale.npy")
         problems.append(files)
     return problems
@@ -35,11 +37,11 @@ def bench_problems(wc):
 
 def bench_inputs(wc):
     variant = REGISTRY[wc.variant]
-    inputs = {"data": [path for p in bench_problems(wc) for key, path in p.items() if key != "shape"]}
+    inputs = {"data": [path for p in bench_problems(wc) for key, path in p.items() if key not in ("shape", "check")]}
     if variant.is_built:
         inputs["binary"] = binary_path(wc.label, variant, wc.dtype)
         inputs["build"] = f"results/{wc.label}/build/{wc.dtype}/{variant.id}.resources.json"
-    if variant.is_gpu:
+    if USES_GPU:   # GPU variants run on it; every variant's results are checked on it
         inputs["gpu"] = f"results/{wc.label}/gpu.json"
         inputs["harness"] = f"results/{wc.label}/build/harness.cubin"
     return inputs

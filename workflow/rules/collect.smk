@@ -8,6 +8,7 @@ rule collect:
         resources=lambda wc: resource_reports(wc.label),
         sass=lambda wc: sass_reports(wc.label),
         ncu=lambda wc: ncu_reports(wc.label),
+        sanitizer=lambda wc: sanitizer_reports(wc.label),
         gpu=lambda wc: gpu_json(wc.label),
     output:
         results="reports/{label}/results.csv",
@@ -16,6 +17,7 @@ rule collect:
         failures="reports/{label}/failures.txt",
         gpu="reports/{label}/gpu.json",
         config="reports/{label}/config.yaml",
+        **({"sanitizer": "reports/{label}/sanitizer.csv"} if CFG["sanitizer"] else {}),
     log:
         "logs/collect/{label}.log",
     script:

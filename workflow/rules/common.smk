@@ -100,6 +100,12 @@ def ncu_reports(label):
     return [f"results/{label}/ncu/{v.id}_{size}x{size}x{size}.json" for v in VARIANTS if v.is_gpu]
 
 
+def sanitizer_reports(label):
+    if not CFG["sanitizer"]:
+        return []
+    return [f"results/{label}/sanitizer/{v.id}.csv" for v in VARIANTS if v.backend == "cuda"]
+
+
 def gpu_json(label):
     return [f"results/{label}/gpu.json"] if USES_GPU else []
 

@@ -31,19 +31,25 @@ def facts(snakemake) -> dict:
 def main(snakemake, log):
     variant = registry.load_registry()[snakemake.wildcards.variant]
     seed = int(snakemake.wildcards.seed)
-    inp = snakemake.input
+    inp, problems = snakemake.input, snakemake.params.problems
     frames = []
     with contextlib.ExitStack() as stack:
         session = None
-        if variant.is_gpu:
+        if variant.is_gpu or any(p["check"] == "gpu" for p in problems):
             from matmulstudy.gpu import GpuSession
             session = stack.enter_context(GpuSession())
-        for problem in snakemake.params.problems:
+        for problem in problems:
             shape = Shape.parse(problem["shape"])
-            ref, scale = (data.load(problem["ref"]), data.load(problem["scale"])) if "ref" in problem else (None, None)
-            rows = bench.measure(variant, shape, seed, data.load(problem["a"]), data.load(problem["b"]), ref, scale,
-                                 inp.get("binary"), snakemake.params.timing, harness=inp.get("harness"),
-                                 session=session)
+            a, b = data.load(problem["a"]), data.load(problem["b"])
+            with contextlib.ExitStack() as per_shape:
+                reference = None
+                if problem["check"] == "gpu":
+                    from matmulstudy.devicecheck import DeviceReference
+                    reference = per_shape.enter_context(DeviceReference(session, inp.harness, a, b))
+                elif problem["check"] == "cpu":
+                    reference = bench.HostReference(data.load(problem["ref"]), data.load(problem["scale"]))
+                rows = bench.measure(variant, shape, seed, a, b, inp.get("binary"), snakemake.params.timing,
+                                     harness=inp.get("harness"), session=session, reference=reference)
             frames.append(rows)
             print(f"{variant.id} {shape.tag}: " + bench.describe(rows), flush=True)
     pd.concat(frames, ignore_index=True).assign(**facts(snakemake)).to_csv(snakemake.output[0], index=False)

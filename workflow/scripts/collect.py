@@ -1,6 +1,8 @@
 # Gather every bench job into the study's tidy tables.
 import json
 
+import pandas as pd
+
 from matmulstudy import registry, results, rulescript
 
 
@@ -15,8 +17,12 @@ def main(snakemake, log):
             info = json.load(fh)
     summ = results.summary(df, info if gpu else None)
     summ.to_csv(snakemake.output.summary, index=False)
+    sanitizer = None
+    if snakemake.input.sanitizer:
+        sanitizer = pd.concat([pd.read_csv(p) for p in snakemake.input.sanitizer], ignore_index=True)
+        sanitizer.to_csv(snakemake.output.sanitizer, index=False)
     hw = results.hardware_table(snakemake.input.resources, snakemake.input.sass, snakemake.input.ncu,
-                                info if gpu else None)
+                                info if gpu else None, sanitizer)
     results.ncu_agreement(hw, summ).to_csv(snakemake.output.hardware, index=False)
     with open(snakemake.output.gpu, "w") as fh:   # the report's facts, kept with the results
         json.dump(info, fh, indent=2)
