@@ -111,7 +111,12 @@ def gpu_json(label):
 
 
 def final_outputs():
-    return [f"{REPORT}/results.csv", f"{REPORT}/summary.csv", f"{REPORT}/hardware.csv"] + report_outputs(LABEL)
+    """The study's tables, figures and pages, and the optional stages' own outputs: asked for here,
+    an ncu or sanitizer run added to a finished study runs, and collect then takes it in (Snakemake
+    does not run a job for an input that only a job with nothing else to do would read)."""
+    sanitizer = [f"{REPORT}/sanitizer.csv"] if CFG["sanitizer"] else []
+    return ([f"{REPORT}/results.csv", f"{REPORT}/summary.csv", f"{REPORT}/hardware.csv"] + sanitizer
+            + ncu_reports(LABEL) + sanitizer_reports(LABEL) + report_outputs(LABEL))
 
 
 onsuccess:
