@@ -16,9 +16,9 @@ INT_RANGE = 8   # int32 inputs lie in [-8, 8]: |C| <= 64 K, exact in int32 and f
 def make_inputs(shape: Shape, seed: int, dtype: str = "float32") -> tuple[np.ndarray, np.ndarray]:
     """A (M x K) and B (K x N) from numpy's default_rng(seed).
 
-    float32: uniform in [-1, 1). Signed values: rounding errors of a dot
-    product then grow like sqrt(K), which keeps the verification tolerance
-    tight. int32 (seed 003's integer mode): integers in [-8, 8], small
+    float32: uniform in [-1, 1). Signed values: the partial sums of a dot
+    product are a random walk, which is what the verification's bound
+    assumes (matmulstudy/verify.py). int32 (seed 003's integer mode): integers in [-8, 8], small
     enough that no sum overflows. The same shape, seed and dtype always give
     the same bits.
     """

@@ -178,7 +178,7 @@ def test_a_second_study_right_after_agrees_within_2_percent_where_the_gpu_ran_at
     flagged = pd.concat([s.loc[s["throttled_samples"] > 0, keys] for s in (summary, repeat)]).drop_duplicates()
     gpu = gpu.merge(flagged.assign(throttled=True), on=keys, how="left").fillna({"throttled": False})
     full_clock = gpu[~gpu["throttled"].astype(bool)]
-    assert len(full_clock) >= len(gpu) - 2
+    assert len(full_clock) >= 0.9 * len(gpu)   # the power cap acts on a few of the largest only
     assert (full_clock["difference"].abs() <= 0.02).all(), full_clock.sort_values("difference")
 
 
@@ -232,3 +232,37 @@ def test_figures_and_pages_are_committed(study):
         for ext in ("png", "svg"):
             assert (folder / "figures" / f"{name}.{ext}").stat().st_size > 10_000
     assert (folder / "README.md").exists() and (folder / "provenance.rst").exists()
+
+
+# --- the verification (issue: every element checked, a bound that tells FP32 from TF32) --------
+
+def test_every_row_checked_element_by_element_on_the_gpu_with_fp32_margins_of_2(results):
+    assert results["check"].eq("full").all() and results["reference"].str.startswith("gpu").all()
+    assert (results["M"] == 8192).any()
+    fp32 = results[(results.dtype == "float32") & (results.precision == "fp32")]
+    assert fp32["margin"].max() <= 0.5
+
+
+def test_tf32_fails_fp32s_bound_by_2x_at_every_shape(results):
+    tf32 = results[results.precision == "tf32"].drop_duplicates(["M", "N", "K"])
+    assert len(tf32) == len(results[["M", "N", "K"]].drop_duplicates())   # every shape of the study
+    assert (tf32["fp32_margin"] >= 2).all() and (tf32["margin"] <= 1).all()
+
+
+def test_every_planted_fault_caught_where_it_changes_the_result():
+    faults = pd.read_csv(REPORT / "faults.csv")
+    assert len(faults) >= 16 and faults["fault"].nunique() >= 9
+    assert (faults["expected"] == faults["caught"]).all(), faults[faults["expected"] != faults["caught"]]
+    barrier = faults[(faults["fault"] == "fault_missing_barrier") & faults["expected"]]
+    assert len(barrier) and barrier["by"].str.contains("racecheck").all()
+
+
+def test_every_cuda_variant_clean_under_the_four_sanitizer_tools(study):
+    label, results = study
+    sanitizer = pd.read_csv(ROOT / "reports" / label / "sanitizer.csv")
+    cuda = set(results.loc[results.backend == "cuda", "variant"])
+    assert set(sanitizer["variant"]) == cuda
+    assert set(sanitizer["tool"]) == {"memcheck", "initcheck", "racecheck", "synccheck"}
+    shapes = sorted(set(sanitizer["shape"]))
+    assert len(shapes) >= 2 and any(all(int(x) % 2 for x in s.split("x")) for s in shapes)
+    assert sanitizer["clean"].all() and sanitizer["errors"].eq(0).all()
