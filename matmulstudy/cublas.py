@@ -99,11 +99,7 @@ class Cublas:
     def close(self) -> None:
         if self.handle:
             self.lib.cublasDestroy_v2(self.handle)
-            self.lib.cublasDgemm_v2.argtypes = [
-            ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int,
-            ctypes.POINTER(ctypes.c_double), ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
-            ctypes.POINTER(ctypes.c_double), ctypes.c_void_p, ctypes.c_int]
-        self.handle = ctypes.c_void_p()
+            self.handle = ctypes.c_void_p()
 
     def __enter__(self):
         return self
