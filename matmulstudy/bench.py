@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from . import host, nvml
-from .config import Shape
+from .config import Check, Shape, Timing
 from .errors import StudyError
 from .registry import Variant
 from .timing import Criterion, relative_noise
@@ -67,9 +67,9 @@ class Checker:
     HostReference (every element, on the CPU), or None (Freivalds' method).
     """
 
-    def __init__(self, reference, a, b, seed: int, cfg: dict, precision: str):
+    def __init__(self, reference, a, b, seed: int, check: Check, precision: str):
         self.reference, self.a, self.b = reference, a, b
-        self.seed, self.cfg, self.precision = seed, cfg, precision
+        self.seed, self.settings, self.precision = seed, check, precision
         self.on_device = reference is not None and not isinstance(reference, HostReference)
         self.calls = 0
         self.seconds = 0.0   # spent checking (the device reference's own build time not included)
@@ -78,13 +78,13 @@ class Checker:
         """Check a result that is on the host."""
         self.calls += 1
         start = time.perf_counter()
-        K, factor = self.a.shape[1], self.cfg["tolerance"]
+        K, factor = self.a.shape[1], self.settings.tolerance
         if self.on_device:
             result = self.reference.check_host(c, factor, self.precision)
         elif self.reference is not None:
             result = check(c, self.reference.ref, self.reference.scale, K, factor, self.precision)
         else:
-            result = freivalds(c, self.a, self.b, factor, self.cfg["freivalds_vectors"],
+            result = freivalds(c, self.a, self.b, factor, self.settings.freivalds_vectors,
                                seed=(self.seed, self.calls), precision=self.precision)
         self.seconds += time.perf_counter() - start
         return result
@@ -96,7 +96,7 @@ class Checker:
             return self.host(gpu.to_host(d_c, (M, N), dtype))
         self.calls += 1
         start = time.perf_counter()
-        result = self.reference.check(d_c, self.cfg["tolerance"], self.precision)
+        result = self.reference.check(d_c, self.settings.tolerance, self.precision)
         self.seconds += time.perf_counter() - start
         return result
 
@@ -107,7 +107,7 @@ class Checker:
                 "reference_s": getattr(self.reference, "seconds", None), "check_s": self.seconds}
 
 
-def _measure_gpu(variant, shape, a, b, checker, binary, harness, cfg, session=None):
+def _measure_gpu(variant, shape, a, b, checker, binary, harness, timing, session=None):
     from .gpu import GpuSession
     M, N, K = shape
     with contextlib.ExitStack() as stack:
@@ -128,16 +128,16 @@ def _measure_gpu(variant, shape, a, b, checker, binary, harness, cfg, session=No
 
             def launch():
                 func.prepared_call(grid, block, M, N, K, d_a, d_b, d_c)
-            return _verify_then_time(gpu, launch, d_c, shape, checker, cfg, extra, a.dtype)
+            return _verify_then_time(gpu, launch, d_c, shape, checker, timing, extra, a.dtype)
 
         from .cublas import Cublas
         blas = stack.enter_context(Cublas(variant.precision))
         extra["library"] = f"cuBLAS {blas.version}"
         return _verify_then_time(gpu, lambda: blas.sgemm(M, N, K, d_a, d_b, d_c),
-                                 d_c, shape, checker, cfg, extra)
+                                 d_c, shape, checker, timing, extra)
 
 
-def _verify_then_time(gpu, launch, d_c, shape, checker, cfg, extra, dtype=np.float32):
+def _verify_then_time(gpu, launch, d_c, shape, checker, timing: Timing, extra, dtype=np.float32):
     M, N, _ = shape
     gpu.fill_u32(d_c, POISON_BITS, M * N)
     launch()
@@ -147,17 +147,17 @@ def _verify_then_time(gpu, launch, d_c, shape, checker, cfg, extra, dtype=np.flo
         return [], first, extra, None
     monitor = nvml.Monitor(gpu.device.pci_bus_id())
     try:
-        timing = gpu.time_launches(launch, cfg["warmup"], Criterion.from_config(cfg),
-                                   cold=cfg["cache"] == "cold", monitor=monitor)
+        timed = gpu.time_launches(launch, timing.warmup, Criterion.from_timing(timing),
+                                  cold=timing.cache == "cold", monitor=monitor)
     finally:
         monitor.close()
     last = checker.device(gpu, d_c, dtype)
     max_clock = gpu.device.get_attribute(gpu.cuda.device_attribute.CLOCK_RATE) / 1000
-    per_sample = _clock_columns(timing.batch_readings, max_clock, cfg["throttle_fraction"])
-    extra.update(blocked=timing.blocked, cache=cfg["cache"], stop_reason=timing.stop_reason,
-                 noise=relative_noise(timing.times_ms), timing_s=timing.elapsed_s,
+    per_sample = _clock_columns(timed.batch_readings, max_clock, timing.throttle_fraction)
+    extra.update(blocked=timed.blocked, cache=timing.cache, stop_reason=timed.stop_reason,
+                 noise=relative_noise(timed.times_ms), timing_s=timed.elapsed_s,
                  max_sm_clock_mhz=max_clock, nvml=monitor.unavailable or "ok")
-    return timing.times_ms, worst(first, last), extra, per_sample
+    return timed.times_ms, worst(first, last), extra, per_sample
 
 
 def _clock_columns(batch_readings: list, max_clock_mhz: float, fraction: float) -> dict:
@@ -171,12 +171,12 @@ def _clock_columns(batch_readings: list, max_clock_mhz: float, fraction: float) 
             "throttled": [nvml.throttled(r.sm_clock_mhz, max_clock_mhz, fraction) for r in worst_of]}
 
 
-def _measure_cpu(variant, shape, a, b, checker, binary, cfg):
+def _measure_cpu(variant, shape, a, b, checker, binary, timing: Timing):
     M, N, K = shape
     c = np.full((M, N), POISON, dtype=np.float32)
     if variant.backend == "c":
         lib = ctypes.CDLL(str(binary))
-        fn = getattr(lib, variant.id)
+        fn = getattr(lib, variant.kernel)
         fn.argtypes = [ctypes.c_int] * 3 + [ctypes.c_void_p] * 3
         fn.restype = None
 
@@ -192,7 +192,7 @@ def _measure_cpu(variant, shape, a, b, checker, binary, cfg):
     first = checker.host(c)
     if not first.ok:
         return [], first, extra
-    criterion, times = Criterion.from_config(cfg), []
+    criterion, times = Criterion.from_timing(timing), []
     start = time.perf_counter()
     while not (reason := criterion.stop(times, time.perf_counter() - start)):
         t0 = time.perf_counter()
@@ -202,12 +202,12 @@ def _measure_cpu(variant, shape, a, b, checker, binary, cfg):
     return times, worst(first, checker.host(c)), extra
 
 
-def measure(variant: Variant, shape: Shape, seed: int, a: np.ndarray, b: np.ndarray, binary, cfg: dict,
-            harness=None, session=None, reference=None) -> pd.DataFrame:
+def measure(variant: Variant, shape: Shape, seed: int, a: np.ndarray, b: np.ndarray, binary, timing: Timing,
+            check: Check, harness=None, session=None, reference=None) -> pd.DataFrame:
     """Verify and time one variant; one row per timed sample.
 
     binary: the variant's cubin or shared library, built for a's dtype;
-    cfg: the study's config (timing, cache, tolerance and check keys);
+    timing, check: the study's settings for both;
     harness: the cubin of matmulstudy/harness.cu (GPU variants);
     session: a GpuSession to measure in (one is opened if None);
     reference: what the result is checked against (see Checker): a
@@ -217,14 +217,14 @@ def measure(variant: Variant, shape: Shape, seed: int, a: np.ndarray, b: np.ndar
     dtype = str(a.dtype)
     if dtype not in variant.dtypes:
         raise StudyError(f"{variant.id} does not run {dtype} (its dtypes: {list(variant.dtypes)})")
-    checker = Checker(reference, a, b, seed, cfg, variant.precision)
+    checker = Checker(reference, a, b, seed, check, variant.precision)
     if variant.is_gpu:
-        times, result, extra, per_sample = _measure_gpu(variant, shape, a, b, checker, binary, harness, cfg,
+        times, result, extra, per_sample = _measure_gpu(variant, shape, a, b, checker, binary, harness, timing,
                                                         session)
     else:
         per_sample = None
         with host.blas_threads():
-            times, result, extra = _measure_cpu(variant, shape, a, b, checker, binary, cfg)
+            times, result, extra = _measure_cpu(variant, shape, a, b, checker, binary, timing)
     extra.update(checker.facts())
     return _rows(variant, shape, seed, dtype, times, result, extra, per_sample)
 

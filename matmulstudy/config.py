@@ -1,8 +1,19 @@
-"""The study's configuration: validation with one-line errors, and the grid."""
+"""The study's configuration: validation with one-line errors, typed settings, and the grid.
+
+validate() checks config/config.yaml (or any dict of its keys, from the file
+or the command line) against workflow/schemas/config.schema.yaml and the
+registry, and returns a frozen Settings: the measurement code takes it, or
+the part it needs (Timing, Check), and never reads a config dict. Equal
+settings hash equal however they were given (Settings.hash, the
+config_hash of every results row).
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import NamedTuple
 
@@ -10,9 +21,10 @@ import jsonschema
 import yaml
 
 from .errors import StudyError
-from .registry import Variant
+from .registry import Registry, Variant
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "workflow" / "schemas" / "config.schema.yaml"
+CONFIG_PATH = Path(__file__).resolve().parent.parent / "config" / "config.yaml"
 INDEX_LIMIT = 2**31  # the kernels index with 32-bit ints
 
 
@@ -73,15 +85,80 @@ def _from_command_line(value, schema: dict):
     return value
 
 
-def validate(cfg: dict, registry: dict[str, Variant], schema_path: Path = SCHEMA_PATH) -> dict:
-    """Check the config against the schema and the registry.
+@dataclass(frozen=True)
+class Timing:
+    """How a verified variant is timed (matmulstudy.timing, gpu.time_launches)."""
+    warmup: int
+    cache: str
+    min_samples: int
+    max_samples: int
+    max_noise: float
+    max_time_s: float
+    throttle_fraction: float
 
-    Returns the config with 'variants' expanded to a list of ids in the
-    registry's order. Raises StudyError naming the key, the value and what is
-    allowed.
-    """
+
+@dataclass(frozen=True)
+class Check:
+    """How a result is checked (matmulstudy.verify): the bound's tau, and Freivalds' option."""
+    tolerance: float
+    full_check_max_size: int | None
+    freivalds_vectors: int
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The validated config: every key of config/config.yaml, typed; `variants` in the registry's order."""
+    label: str
+    arch: str
+    variants: tuple[str, ...]
+    dtypes: tuple[str, ...]
+    sizes: tuple[int, ...]
+    shapes: tuple[Shape, ...]
+    reference_size: int
+    seeds: tuple[int, ...]
+    timing: Timing
+    check: Check
+    sanitizer: bool
+    sanitizer_shapes: tuple[Shape, ...]
+    ncu: bool
+    ncu_size: int
+
+    def as_config(self) -> dict:
+        """The settings as config keys (what config.yaml would say to give exactly these)."""
+        out = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, (Timing, Check)):
+                out.update(asdict(value))
+            elif isinstance(value, tuple):
+                out[f.name] = [list(x) if isinstance(x, tuple) else x for x in value]
+            else:
+                out[f.name] = value
+        return out
+
+    @property
+    def hash(self) -> str:
+        """A short hash of the settings: equal settings, equal hash, whatever form they were given in."""
+        text = json.dumps(self.as_config(), sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+    def grid(self) -> list[Shape]:
+        """Square sizes and explicit shapes, without repeats, smallest first."""
+        out = {Shape(n, n, n) for n in self.sizes} | set(self.shapes)
+        return sorted(out, key=lambda s: (s.flop, s))
+
+
+def read_schema(schema_path: Path = SCHEMA_PATH) -> dict:
     with open(schema_path) as fh:
-        schema = yaml.safe_load(fh)
+        return yaml.safe_load(fh)
+
+
+def validate(cfg: dict, registry: Registry, schema_path: Path = SCHEMA_PATH) -> Settings:
+    """Check the config against the schema and the registry; the typed settings.
+
+    Raises StudyError naming the key, the value and what is allowed.
+    """
+    schema = read_schema(schema_path)
     cfg = {key: _from_command_line(value, schema["properties"].get(key, {})) for key, value in cfg.items()}
     errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(cfg),
                     key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
@@ -92,8 +169,6 @@ def validate(cfg: dict, registry: dict[str, Variant], schema_path: Path = SCHEMA
     for vid in wanted:
         if vid not in registry:
             raise StudyError(f"config: variants contains unknown variant '{vid}'; known: {', '.join(registry)}")
-    cfg["variants"] = [vid for vid in registry if vid in wanted]
-
     if cfg["reference_size"] not in cfg["sizes"]:
         raise StudyError(f"config: reference_size = {cfg['reference_size']} is not allowed; expected one of sizes {cfg['sizes']}")
     if cfg["ncu"] and cfg["ncu_size"] not in cfg["sizes"]:
@@ -103,65 +178,67 @@ def validate(cfg: dict, registry: dict[str, Variant], schema_path: Path = SCHEMA
                          f"min_samples ({cfg['min_samples']})")
     if not cfg["sizes"] and not cfg["shapes"]:
         raise StudyError("config: sizes and shapes are both empty; give at least one size")
-    for shape in shapes(cfg):
+    timing = Timing(**{f.name: cfg[f.name] for f in fields(Timing)})
+    check = Check(**{f.name: cfg[f.name] for f in fields(Check)})
+    settings = Settings(
+        label=cfg["label"], arch=cfg["arch"], variants=tuple(vid for vid in registry if vid in wanted),
+        dtypes=tuple(cfg["dtypes"]), sizes=tuple(cfg["sizes"]), shapes=tuple(Shape(*s) for s in cfg["shapes"]),
+        reference_size=cfg["reference_size"], seeds=tuple(cfg["seeds"]), timing=timing, check=check,
+        sanitizer=cfg["sanitizer"], sanitizer_shapes=tuple(Shape(*s) for s in cfg["sanitizer_shapes"]),
+        ncu=cfg["ncu"], ncu_size=cfg["ncu_size"])
+    for shape in settings.grid():
         M, N, K = shape
         if max(M * K, K * N, M * N) >= INDEX_LIMIT:
             raise StudyError(f"config: shape {shape.tag} is too large: a matrix of it has >= 2^31 elements, "
                              "past the kernels' 32-bit indexing; use smaller sizes")
-    return cfg
+    return settings
 
 
-def shapes(cfg: dict) -> list[Shape]:
-    """Square sizes and explicit shapes, without repeats, smallest first."""
-    out = {Shape(n, n, n) for n in cfg["sizes"]} | {Shape(*s) for s in cfg["shapes"]}
-    return sorted(out, key=lambda s: (s.flop, s))
+def default_settings(registry: Registry | None = None) -> Settings:
+    """The default study's settings (config/config.yaml): what the tools outside the workflow check with."""
+    from .registry import load_registry
+    with open(CONFIG_PATH) as fh:
+        return validate(yaml.safe_load(fh), registry or load_registry())
 
 
-def full_check(shape: Shape, cfg: dict) -> bool:
+def full_check(shape: Shape, check: Check) -> bool:
     """Whether a shape is checked element by element (else by Freivalds' method, where the config asks)."""
-    limit = cfg["full_check_max_size"]
+    limit = check.full_check_max_size
     return limit is None or shape.M * shape.N * shape.K <= limit**3
 
 
-def check_method(shape: Shape, cfg: dict, uses_gpu: bool) -> str:
+def check_method(shape: Shape, check: Check, uses_gpu: bool) -> str:
     """How results on a shape are checked: 'gpu' (every element, reference by cuBLAS DGEMM),
     'cpu' (every element, NumPy's float64 reference: CPU-only studies) or 'freivalds'."""
-    if not full_check(shape, cfg):
+    if not full_check(shape, check):
         return "freivalds"
     return "gpu" if uses_gpu else "cpu"
 
 
-def runs_on(variant: Variant, shape: Shape, cfg: dict) -> bool:
-    """Whether the study measures this variant on this shape."""
-    if variant.id == "cpu_naive":
-        return max(shape) <= cfg["cpu_naive_max_size"]
-    return True
-
-
-def measurements(cfg: dict, registry: dict[str, Variant]) -> list[tuple[Variant, Shape, int, str]]:
+def measurements(settings: Settings, registry: Registry) -> list[tuple[Variant, Shape, int, str]]:
     """Every (variant, shape, seed, dtype) the study measures."""
     return [(registry[vid], shape, seed, dtype)
-            for dtype in cfg["dtypes"]
-            for vid in cfg["variants"]
+            for dtype in settings.dtypes
+            for vid in settings.variants
             if dtype in registry[vid].dtypes
-            for shape in shapes(cfg)
-            if runs_on(registry[vid], shape, cfg)
-            for seed in cfg["seeds"]]
+            for shape in settings.grid()
+            if registry[vid].runs_on(shape)
+            for seed in settings.seeds]
 
 
-def builds(cfg: dict, registry: dict[str, Variant]) -> list[tuple[Variant, str]]:
+def builds(settings: Settings, registry: Registry) -> list[tuple[Variant, str]]:
     """Every (variant, dtype) the study compiles."""
-    pairs = dict.fromkeys((v.id, d) for v, _, _, d in measurements(cfg, registry) if v.is_built)
+    pairs = dict.fromkeys((v.id, d) for v, _, _, d in measurements(settings, registry) if v.is_built)
     return sorted(((registry[vid], d) for vid, d in pairs), key=lambda vd: (vd[0].order, vd[1]))
 
 
-def bench_jobs(cfg: dict, registry: dict[str, Variant]) -> list[tuple[Variant, str, int, list[Shape]]]:
+def bench_jobs(settings: Settings, registry: Registry) -> list[tuple[Variant, str, int, list[Shape]]]:
     """One bench job per (variant, dtype, seed): it measures every shape of it.
 
     One process, one CUDA context, one cuBLAS handle for the whole sweep of a
     variant; a job's shapes come smallest first.
     """
     jobs: dict[tuple[str, str, int], list[Shape]] = {}
-    for v, shape, seed, dtype in measurements(cfg, registry):
+    for v, shape, seed, dtype in measurements(settings, registry):
         jobs.setdefault((v.id, dtype, seed), []).append(shape)
     return [(registry[vid], dtype, seed, shapes) for (vid, dtype, seed), shapes in jobs.items()]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .registry import Variant
+from .registry import Registry
 from .results import at_size
 
 # fact column -> (label, format, True if a larger value is worse)
@@ -26,14 +26,14 @@ FACTS = {
 }
 
 
-def progression_table(df: pd.DataFrame, hw: pd.DataFrame, registry: dict[str, Variant], size: int) -> pd.DataFrame:
+def progression_table(df: pd.DataFrame, hw: pd.DataFrame, registry: Registry, size: int) -> pd.DataFrame:
     at = at_size(df, size, verified=True)
-    at = at[at.backend == "cuda"]
+    at = at[at["variant"].map(lambda v: registry[v].is_step)]
     med = at.groupby("variant")["gflops"].median()
     hw = hw[hw["dtype"] == "float32"].set_index("variant")
     rows = []
     for v in registry.values():
-        if v.backend != "cuda" or v.id not in med:
+        if not v.is_step or v.id not in med:
             continue
         row = {"step": v.title, "variant": v.id, "gflops": med[v.id]}
         for col in list(FACTS) + ["sanitizer"]:

@@ -28,12 +28,11 @@ import pandas as pd
 import yaml
 
 from . import bench, build, data, host, sanitize
-from .config import Shape
+from .config import Check, Shape, Timing, default_settings
 from .errors import StudyError
 from .registry import Variant, parse_variants
 
 FAULTS_PATH = Path(__file__).resolve().parent.parent / "tests" / "faults" / "faults.yaml"
-CONFIG_PATH = Path(__file__).resolve().parent.parent / "config" / "config.yaml"
 SEED = 0
 _FAULT_KEYS = ("changes_result", "racecheck", "shapes")
 
@@ -63,7 +62,7 @@ def load_suite(path: Path = FAULTS_PATH, tolerance: float = 8) -> list[Fault]:
         raw = yaml.safe_load(fh)
     shapes = tuple(Shape(*s) for s in raw["shapes"])
     entries = [{k: v for k, v in f.items() if k not in _FAULT_KEYS} for f in raw["faults"]]
-    variants = parse_variants(entries, Path(path).parent, str(path))
+    variants = parse_variants(entries, Path(path).parent, str(path), chapters=raw.get("chapters"))
     faults = []
     for f, variant in zip(raw["faults"], variants.values()):
         if f.get("changes_result") not in CHANGES:
@@ -75,16 +74,12 @@ def load_suite(path: Path = FAULTS_PATH, tolerance: float = 8) -> list[Fault]:
     return faults
 
 
-def suite_config(config_path: Path = CONFIG_PATH) -> dict:
-    """The study's check (its tolerance), with the least timing a passing fault needs."""
-    with open(config_path) as fh:
-        cfg = yaml.safe_load(fh)
-    return {"tolerance": cfg["tolerance"], "freivalds_vectors": cfg["freivalds_vectors"], "warmup": 0,
-            "cache": "hot", "min_samples": 2, "max_samples": 2, "max_noise": 1.0, "max_time_s": 0.1,
-            "throttle_fraction": 0.9}
+# a fault that passes its check is timed as little as the study's code allows
+SUITE_TIMING = Timing(warmup=0, cache="hot", min_samples=2, max_samples=2, max_noise=1.0, max_time_s=0.1,
+                      throttle_fraction=0.9)
 
 
-def run_suite(arch: str, faults: list[Fault], cfg: dict, log=sys.stdout, max_size: int | None = None) -> pd.DataFrame:
+def run_suite(arch: str, faults: list[Fault], check: Check, log=sys.stdout, max_size: int | None = None) -> pd.DataFrame:
     """Every fault on its shapes (those with every dimension <= max_size, if given)."""
     from .devicecheck import DeviceReference
     from .gpu import GpuSession
@@ -107,8 +102,8 @@ def run_suite(arch: str, faults: list[Fault], cfg: dict, log=sys.stdout, max_siz
                 for f in faults:
                     if shape not in f.shapes:
                         continue
-                    res = bench.measure(f.variant, shape, SEED, a, b, cubins[f.variant.id], cfg, harness=harness,
-                                        session=gpu, reference=reference).iloc[0]
+                    res = bench.measure(f.variant, shape, SEED, a, b, cubins[f.variant.id], SUITE_TIMING, check,
+                                        harness=harness, session=gpu, reference=reference).iloc[0]
                     race = (sanitize.run("racecheck", launcher, cubins[f.variant.id], f.variant, shape, log)
                             if f.racecheck else None)
                     rows.append(_row(f, shape, res, race))
@@ -142,8 +137,8 @@ def main(argv=None) -> None:
     args = p.parse_args(argv)
     try:
         arch = host.arch_of(host.visible_gpu()["compute_capability"]) if args.arch == "auto" else args.arch
-        cfg = suite_config()
-        table = run_suite(arch, load_suite(tolerance=cfg["tolerance"]), cfg, log=io.StringIO(),
+        check = default_settings().check
+        table = run_suite(arch, load_suite(tolerance=check.tolerance), check, log=io.StringIO(),
                           max_size=args.max_size)
     except StudyError as err:
         print(f"error: {err}", file=sys.stderr)

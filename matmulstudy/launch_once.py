@@ -22,7 +22,7 @@ def main(argv: list[str]) -> None:
         raise StudyError("usage: python -m matmulstudy.launch_once VARIANT MxNxK [CUBIN]")
     variant = load_registry()[argv[0]]
     shape = Shape.parse(argv[1])
-    if variant.backend not in ("cuda", "cublas") or (variant.backend == "cuda") != (len(argv) == 3):
+    if not variant.is_gpu or variant.is_built != (len(argv) == 3):
         raise StudyError(f"{variant.id}: a cuda variant needs its CUBIN, a cublas one none, others cannot run here")
     a, b = make_inputs(shape, 0)
     M, N, K = shape

@@ -1,71 +1,20 @@
 """The pages a reviewer reads: one summary page per GPU, and the index across GPUs.
 
 Everything on them is read from a study's committed tables (results.csv,
-summary.csv, hardware.csv, gpu.json, and config.yaml, crosscheck.csv and
-repeat.csv where present), so they re-render without a GPU. The same facts,
-in a few lines of reStructuredText, end every figure's caption in
-Snakemake's HTML report.
+summary.csv, hardware.csv, gpu.json, its own registry.yaml and config.yaml,
+and crosscheck.csv, repeat.csv, sanitizer.csv and faults.csv where present),
+so they re-render without a GPU. The same facts, in a few lines of
+reStructuredText, end every figure's caption in Snakemake's HTML report.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
-from pathlib import Path
-
 import pandas as pd
-import yaml
 
 from . import explain
+from .figures import FIGURES
 from .results import at_size
-from .registry import Variant
-
-DEFAULT_SIZE = 4096
-FIGURES = {   # name -> what it shows (the summary page's list, in the report's order)
-    "progression": "the optimisation progression at the reference size, with cuBLAS FP32 and the FP32 peak",
-    "progression_int32": "the same for seed 003's int32 mode",
-    "size_sweep": "GFLOP/s against size for every variant, with the interquartile range",
-    "efficiency": "each variant as a fraction of cuBLAS FP32 and of the FP32 peak, per shape",
-    "roofline": "each step at its arithmetic intensity, under the measured bandwidth and the FP32 peak",
-    "hardware": "registers, occupancy, instruction mix and the ncu counters per step",
-    "timing": "every timed sample at the reference size, as its deviation from the median",
-}
-
-
-@dataclass
-class Study:
-    """One GPU's committed study: reports/<label>/."""
-    folder: Path
-    results: pd.DataFrame
-    summary: pd.DataFrame
-    hardware: pd.DataFrame
-    gpu: dict
-    config: dict = field(default_factory=dict)
-
-    @classmethod
-    def load(cls, folder: Path) -> "Study":
-        folder = Path(folder)
-        with open(folder / "gpu.json") as fh:
-            gpu = json.load(fh)
-        gpu["gpu_name"] = gpu.get("gpu_name") or "no GPU (CPU variants only)"
-        config = {}
-        if (folder / "config.yaml").exists():
-            with open(folder / "config.yaml") as fh:
-                config = yaml.safe_load(fh) or {}
-        return cls(folder, pd.read_csv(folder / "results.csv"), pd.read_csv(folder / "summary.csv"),
-                   pd.read_csv(folder / "hardware.csv"), gpu, config)
-
-    @property
-    def label(self) -> str:
-        return self.folder.name
-
-    @property
-    def size(self) -> int:
-        return int(self.config.get("reference_size", DEFAULT_SIZE))
-
-    def optional(self, name: str) -> pd.DataFrame | None:
-        path = self.folder / name
-        return pd.read_csv(path) if path.exists() else None
+from .study import Study
 
 
 def _first(df: pd.DataFrame, column: str):
@@ -83,15 +32,16 @@ def _throttled(summary: pd.DataFrame) -> pd.DataFrame:
 def facts(study: Study) -> dict:
     """Where and how the study was measured, from its rows."""
     r, s = study.results, study.summary
-    gpu_rows = r[r["backend"].isin(["cuda", "cublas"])] if "backend" in r else r.iloc[0:0]
-    cuda = r[r["backend"] == "cuda"] if "backend" in r else r.iloc[0:0]
+    gpu_rows = r[study.on_gpu(r)]
+    cuda = r[r["variant"].map(lambda v: study.registry[v].backend == "cuda")]
+    reference = study.registry.reference("fp32")
     throttled = _throttled(s)
     checks = r.drop_duplicates(["dtype", "variant", "M", "N", "K", "seed"])
     return {
         "gpu": study.gpu["gpu_name"], "uuid": _first(gpu_rows, "gpu_uuid"),
         "cc": _first(gpu_rows, "compute_capability"), "driver": _first(gpu_rows, "driver_version"),
         "cuda": _first(gpu_rows, "driver_cuda_version"), "nvcc": _first(cuda, "compiler"),
-        "cublas": _first(r[r["variant"] == "cublas"], "library") if "library" in r else None,
+        "library": _first(r[r["variant"] == reference.id], "library") if reference and "library" in r else None,
         "pycuda": _first(gpu_rows, "pycuda_version"), "commit": _first(r, "git_commit"),
         "dirty": _first(r, "git_dirty"), "config_hash": _first(r, "config_hash"), "host": _first(r, "host"),
         "first": r["timestamp"].min() if "timestamp" in r else None,
@@ -155,10 +105,11 @@ def _checks(study: Study) -> list[str]:
                      f"{worst['ncu_shape']}: within {abs(worst['ncu_vs_median']):.1%} of the harness's median "
                      f"(largest: {worst['variant']}; [hardware.csv](hardware.csv)).")
     cross = study.optional("crosscheck.csv")
-    if cross is not None:
+    reference = study.registry.reference("fp32")
+    if cross is not None and reference is not None:
         s = study.summary
         for row in cross[(cross.library == "cupy") & (cross.precision == "fp32")].itertuples():
-            ours = s[(s.variant == "cublas") & (s.M == row.M) & (s.N == row.N) & (s.K == row.K)]["median_ms"]
+            ours = s[(s.variant == reference.id) & (s.M == row.M) & (s.N == row.N) & (s.K == row.K)]["median_ms"]
             if len(ours):
                 lines.append(f"- cuBLAS FP32 at {row.M}: {ours.iloc[0]:.3f} ms here, {row.median_ms:.3f} ms "
                              f"measured by CuPy {row.version} in the same session "
@@ -166,8 +117,8 @@ def _checks(study: Study) -> list[str]:
     repeat = study.optional("repeat.csv")
     if repeat is not None:
         big = repeat[repeat[["M", "N", "K"]].min(axis=1) >= 1024]
-        gpu = big[~big["variant"].isin(["numpy", "cpu_naive"])]
-        cpu = big[big["variant"].isin(["numpy", "cpu_naive"])]
+        gpu = big[study.on_gpu(big)]
+        cpu = big[~study.on_gpu(big)]
         off = gpu[gpu["difference"].abs() > 0.02]
         text = (f"- A second full study right after ([repeat.csv](repeat.csv)), sizes from 1024: GPU variants "
                 f"within {gpu['difference'].abs().max():.1%}")
@@ -184,7 +135,7 @@ def _checks(study: Study) -> list[str]:
     return lines
 
 
-def _verification(study: Study, registry: dict[str, Variant]) -> list[str]:
+def _verification(study: Study) -> list[str]:
     """The margins of the check (error over bound), the sanitizer's verdicts and the planted faults."""
     s = study.summary
     lines = ["## Verification", ""]
@@ -234,12 +185,12 @@ def _verification(study: Study, registry: dict[str, Variant]) -> list[str]:
     return lines
 
 
-def study_page(study: Study, registry: dict[str, Variant]) -> str:
+def study_page(study: Study) -> str:
     """reports/<label>/README.md: what was measured, where, how, and what it shows."""
     f = facts(study)
     g = study.gpu
     size = study.size
-    table = explain.progression_table(study.results, study.hardware, registry, size)
+    table = explain.progression_table(study.results, study.hardware, study.registry, size)
     lines = [f"# GPU matrix multiplication, step by step, on {f['gpu']}", "",
              "Produced by the study's pipeline (`snakemake --cores 1`) on this GPU and re-rendered from the "
              "tables in this folder; [../../README.md](../../README.md) says how.", "",
@@ -248,7 +199,7 @@ def study_page(study: Study, registry: dict[str, Variant]) -> str:
              "| | |", "| --- | --- |",
              f"| GPU | {f['gpu']}, {g.get('sm_count')} SMs, compute capability {f['cc']}, UUID `{f['uuid']}` |",
              f"| limits | {_limits(g)} |",
-             f"| software | driver {f['driver']} (CUDA {f['cuda']}), {f['nvcc']}, {f['cublas']}, PyCUDA {f['pycuda']} |",
+             f"| software | driver {f['driver']} (CUDA {f['cuda']}), {f['nvcc']}, {f['library']}, PyCUDA {f['pycuda']} |",
              f"| code | commit `{f['commit']}`" + (" (tree differed from it)" if f["dirty"] is True else "")
              + f", config hash `{f['config_hash']}`" + (" ([config.yaml](config.yaml))" if study.config else "")
              + " |",
@@ -264,16 +215,16 @@ def study_page(study: Study, registry: dict[str, Variant]) -> str:
     checks = _checks(study)
     if checks:
         lines += ["## The harness, checked", ""] + checks + [""]
-    lines += _verification(study, registry)
+    lines += _verification(study)
     lines += [explain.markdown(table, f["gpu"], size, level=2), "## Figures", ""]
-    lines += [f"- [{name}](figures/{name}.png) ([SVG](figures/{name}.svg)): {what}"
-              for name, what in FIGURES.items() if (study.folder / "figures" / f"{name}.png").exists()]
+    lines += [f"- [{f.name}](figures/{f.name}.png) ([SVG](figures/{f.name}.svg)): {f.what}"
+              for f in FIGURES if (study.folder / "figures" / f"{f.name}.png").exists()]
     lines += ["", "Tables: [results.csv](results.csv) (every sample), [summary.csv](summary.csv) (medians, "
               "IQR, noise, fractions), [hardware.csv](hardware.csv) (resources, instruction mix, counters).", ""]
     return "\n".join(lines)
 
 
-def index_page(studies: list[Study], registry: dict[str, Variant], size: int) -> str:
+def index_page(studies: list[Study], size: int) -> str:
     """reports/README.md: every GPU's study, and the progression across them."""
     lines = ["# The study on each GPU", "",
              f"![the progression on each GPU at {size}](figures/progression_by_gpu.png)", "",
@@ -281,12 +232,13 @@ def index_page(studies: list[Study], registry: dict[str, Variant], size: int) ->
              "| --- | --- | ---: | --- | --- | --- |"]
     for st in studies:
         at = at_size(st.summary, size, verified=True)
-        cublas = at.loc[at.variant == "cublas", "median_gflops"]
-        steps = at[at["variant"].map(lambda v: registry[v].backend == "cuda")]
+        reference = st.registry.reference("fp32")
+        ref = at.loc[at.variant == getattr(reference, "id", None), "median_gflops"]
+        steps = st.steps_only(at)
         best = steps.loc[steps["median_gflops"].idxmax()] if len(steps) else None
         f = facts(st)
         lines.append(f"| {f['gpu']} | [{st.label}/]({st.label}/README.md) | "
-                     + (f"{cublas.iloc[0]:,.0f} GFLOP/s" if len(cublas) else "") + " | "
+                     + (f"{ref.iloc[0]:,.0f} GFLOP/s" if len(ref) else "") + " | "
                      + (f"{best['title']}: {best['median_gflops']:,.0f} GFLOP/s ({best['frac_of_cublas']:.0%})"
                         if best is not None else "") + f" | {str(f['first'])[:10]} | `{str(f['commit'])[:10]}` |")
     return "\n".join(lines) + "\n"

@@ -1,6 +1,8 @@
-"""The report's figures, drawn with seaborn from the tidy results table.
+"""The report's figures, drawn with seaborn from a study's tables.
 
-Every figure takes the order, labels and colours of the variants from the
+Each function draws one figure of a Study (its tables and its own registry)
+into stem.png and stem.svg; matmulstudy.figures lists them. Every figure
+takes the order, labels and colours of the variants from the study's
 registry, shows medians with the interquartile range of the samples, and
 marks measurements that failed verification instead of plotting them.
 """
@@ -21,34 +23,42 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from .registry import Variant  # noqa: E402
+from .registry import Registry  # noqa: E402
 from .results import at_size  # noqa: E402
+from .study import Study  # noqa: E402
 
 IQR = ("pi", 50)   # seaborn: the middle 50% of the samples
 
 
 BASELINE_COLOURS = {("c", "fp32"): "#b8860b", ("numpy", "fp32"): "#666666", ("cublas", "fp32"): "black",
                     ("cublas", "tf32"): "#4b0082"}
+# one qualitative palette per chapter, in the registry's order of chapters: the seeds' steps take
+# tab10 without its grey (the baselines use grey), the next chapters others with distinct hues
+CHAPTER_PALETTES = ("tab10", "Dark2", "Set1", "Set2")
 
 
-def palette(registry: dict[str, Variant]) -> dict[str, tuple]:
-    """One colour per variant title, fixed by the registry's order.
+def palette(registry: Registry) -> dict[str, tuple]:
+    """One colour per variant title, fixed by the registry's chapters and order.
 
-    The GPU steps take tab10's colours in order (its grey left out, which
-    the baselines use), so neighbouring steps always differ; the CPU
-    baselines and cuBLAS have fixed colours of their own.
+    Each chapter's steps take its palette's colours in order, so neighbouring
+    steps always differ and chapters read apart; a chapter with more steps
+    than its palette has colours gets as many evenly spaced hues. The
+    baselines and references have fixed colours of their own.
     """
-    steps = [v for v in registry.values() if v.backend == "cuda"]
-    tab10 = sns.color_palette("tab10")
-    colours = [c for i, c in enumerate(tab10) if i != 7]
-    if len(steps) > len(colours):
-        colours = sns.color_palette("husl", len(steps))
-    out = {v.title: colours[i] for i, v in enumerate(steps)}
-    out.update({v.title: BASELINE_COLOURS[v.backend, v.precision] for v in registry.values() if v.backend != "cuda"})
+    out = {}
+    for i, chapter in enumerate(registry.chapters):
+        steps = registry.steps(chapter)
+        name = CHAPTER_PALETTES[i % len(CHAPTER_PALETTES)]
+        colours = [c for j, c in enumerate(sns.color_palette(name)) if not (name == "tab10" and j == 7)]
+        if len(steps) > len(colours):
+            colours = sns.color_palette("husl", len(steps))
+        out.update({v.title: colours[j] for j, v in enumerate(steps)})
+    out.update({v.title: BASELINE_COLOURS.get((v.backend, v.precision), "dimgrey")
+                for v in registry.values() if not v.is_step})
     return out
 
 
-def _titles(df: pd.DataFrame, registry: dict[str, Variant]) -> list[str]:
+def _titles(df: pd.DataFrame, registry: Registry) -> list[str]:
     present = set(df["variant"])
     return [v.title for v in registry.values() if v.id in present]
 
@@ -80,11 +90,12 @@ def _mark_failures(ax, failed: pd.DataFrame, x: str, y_frac: float = 0.04):
                     fontsize=8, xytext=(6, -3), textcoords="offset points")
 
 
-def size_sweep(df: pd.DataFrame, registry: dict[str, Variant], gpu: str, stem: Path) -> list[Path]:
+def size_sweep(study: Study, stem: Path) -> list[Path]:
     """GFLOP/s against size, every variant: square sizes left, other shapes right."""
     sns.set_theme(style="whitegrid", context="notebook")
+    registry, gpu = study.registry, study.gpu["gpu_name"]
     pal = palette(registry)
-    df = df[df["dtype"] == "float32"]
+    df = study.results[study.results["dtype"] == "float32"]
     order = _titles(df, registry)
     square = df[(df.M == df.N) & (df.N == df.K)]
     other = df[~((df.M == df.N) & (df.N == df.K))].copy()
@@ -133,20 +144,23 @@ def size_sweep(df: pd.DataFrame, registry: dict[str, Variant], gpu: str, stem: P
     return _save(fig, stem)
 
 
-def progression(df: pd.DataFrame, registry: dict[str, Variant], gpu: dict, size: int,
-                stem: Path, dtype: str = "float32", hazards: set | None = None) -> list[Path]:
-    """The optimisation progression at one size: a bar per GPU step, in order.
+def progression(study: Study, stem: Path, dtype: str = "float32") -> list[Path]:
+    """The optimisation progression at the study's size: a bar per step, in order.
 
     Each bar carries its median and its speedup over the step before; a
     step slower than the one before is written in red (the hardware table
-    says why). float32 also gets cuBLAS and the FP32 peak as lines. A step
-    in `hazards` (variant ids compute-sanitizer found problems in) is marked
+    says why). float32 also gets the FP32 reference (cuBLAS) and the FP32
+    peak as lines. A step that compute-sanitizer found problems in is marked
     on its bar.
     """
+    registry, gpu, size, df = study.registry, study.gpu, study.size, study.results
+    hw = study.hardware
+    hazards = set(hw.loc[~hw["sanitizer"].fillna("clean").str.startswith("clean"), "variant"]) \
+        if "sanitizer" in hw else set()
     sns.set_theme(style="whitegrid", context="notebook")
     pal = palette(registry)
     at = at_size(df, size, dtype)
-    steps = at[at["backend"] == "cuda"]
+    steps = study.steps_only(at)
     order = _titles(steps, registry)
     fig, ax = plt.subplots(figsize=(max(7.5, 1.25 * len(order) + 3), 6))
     ok = steps[steps["verified"]]
@@ -154,7 +168,7 @@ def progression(df: pd.DataFrame, registry: dict[str, Variant], gpu: dict, size:
                 palette=pal, estimator="median", errorbar=IQR, capsize=0.2, ax=ax, legend=False)
     medians = ok.groupby("title")["gflops"].median()
     upper = ok.groupby("title")["gflops"].quantile(0.75)
-    hazard_titles = {registry[v].title for v in hazards or ()}
+    hazard_titles = {registry[v].title for v in hazards}
     previous = None
     for i, title in enumerate(order):
         if title not in medians:
@@ -174,9 +188,10 @@ def progression(df: pd.DataFrame, registry: dict[str, Variant], gpu: dict, size:
                         textcoords="offset points", fontsize=8, color="red", fontweight="bold")
         previous = medians[title]
     lines = []
-    cublas = at[(at["variant"] == "cublas") & at["verified"]]["gflops"]
-    if dtype == "float32" and not cublas.empty:
-        lines.append((cublas.median(), f"cuBLAS FP32: {cublas.median():,.0f}", "black", "--"))
+    reference = registry.reference("fp32")
+    ref = at[(at["variant"] == getattr(reference, "id", None)) & at["verified"]]["gflops"]
+    if dtype == "float32" and not ref.empty:
+        lines.append((ref.median(), f"{reference.title}: {ref.median():,.0f}", "black", "--"))
     if dtype == "float32" and gpu.get("fp32_peak_gflops"):
         peak = gpu["fp32_peak_gflops"]
         lines.append((peak, f"FP32 peak: {peak:,.0f}", "grey", ":"))
@@ -186,6 +201,7 @@ def progression(df: pd.DataFrame, registry: dict[str, Variant], gpu: dict, size:
                     fontsize=9, color=colour, xytext=(3, 2), textcoords="offset points")
     top = max([upper.max() if not upper.empty else 0] + [v for v, *_ in lines])
     ax.set_ylim(0, top * 1.15)
+    _mark_chapters(ax, [registry[v].chapter for v in steps.drop_duplicates("variant")["variant"]], registry)
     ax.set_xlabel("")
     unit = "GFLOP/s" if dtype == "float32" else "G int32 ops/s"
     ax.set_ylabel(f"{unit} (median; bars: interquartile range)")
@@ -201,11 +217,37 @@ def progression(df: pd.DataFrame, registry: dict[str, Variant], gpu: dict, size:
     return _save(fig, stem)
 
 
-def hardware(hw: pd.DataFrame, registry: dict[str, Variant], gpu_name: str, stem: Path) -> list[Path]:
+def _mark_chapters(ax, chapters: list[str], registry: Registry) -> None:
+    """Where the bars (one per step, in order) pass from one chapter to the next: a divider, and each
+    chapter's title over its bars. Nothing for a study of one chapter."""
+    if len(set(chapters)) < 2:
+        return
+    start = 0
+    for i in range(1, len(chapters) + 1):
+        if i == len(chapters) or chapters[i] != chapters[start]:
+            if i < len(chapters):
+                ax.axvline(i - 0.5, color="dimgrey", linestyle="--", linewidth=1)
+            ax.annotate(registry.chapters[chapters[start]].title, ((start + i - 1) / 2, 0.985),
+                        xycoords=("data", "axes fraction"), ha="center", va="top", fontsize=9,
+                        color="dimgrey", fontstyle="italic")
+            start = i
+
+
+def progression_int32(study: Study, stem: Path) -> list[Path]:
+    """The progression of seed 003's int32 mode, where the study has one."""
+    dtypes = sorted(set(study.results["dtype"]))
+    if "int32" not in dtypes:
+        return placeholder(f"no int32 measurements in this study (dtypes: {dtypes})", stem)
+    return progression(study, stem, dtype="int32")
+
+
+def hardware(study: Study, stem: Path) -> list[Path]:
     """Per step: FMA per shared load, occupancy, and the ncu counters if present."""
     sns.set_theme(style="whitegrid", context="notebook")
+    registry, gpu_name = study.registry, study.gpu["gpu_name"]
     pal = palette(registry)
-    hw = hw[(hw["dtype"] == "float32") & hw["variant"].map(lambda v: registry[v].backend == "cuda")].copy()
+    hw = study.hardware
+    hw = study.steps_only(hw[hw["dtype"] == "float32"]).copy()
     hw["title"] = hw["variant"].map(lambda v: registry[v].title)
     hw = hw.sort_values("variant", key=lambda s: s.map(lambda v: registry[v].order))
     if hw.empty:
@@ -250,9 +292,12 @@ def _shape_label(M, N, K) -> str:
     return str(M) if M == N == K else f"{M}×{N}×{K}"
 
 
-def efficiency(summary: pd.DataFrame, registry: dict[str, Variant], gpu_name: str, stem: Path) -> list[Path]:
+def efficiency(study: Study, stem: Path) -> list[Path]:
     """Heatmaps: each variant's median as a fraction of cuBLAS FP32 and of the FP32 peak, per shape."""
+    if not study.gpu.get("fp32_peak_gflops"):
+        return placeholder("no GPU in this study: no cuBLAS or peak to compare with", stem)
     sns.set_theme(style="white", context="notebook")
+    registry, gpu_name, summary = study.registry, study.gpu["gpu_name"], study.summary
     s = summary[summary["dtype"] == "float32"].sort_values(["M", "N", "K"], key=lambda c: c.astype(int))
     s = s.assign(shape=[_shape_label(*t) for t in zip(s.M, s.N, s.K)],
                  flop=2.0 * s.M * s.N * s.K).sort_values("flop")
@@ -288,8 +333,7 @@ def efficiency(summary: pd.DataFrame, registry: dict[str, Variant], gpu_name: st
     return _save(fig, stem)
 
 
-def roofline(summary: pd.DataFrame, hardware: pd.DataFrame, registry: dict[str, Variant], gpu: dict,
-             size: int, stem: Path) -> list[Path]:
+def roofline(study: Study, stem: Path) -> list[Path]:
     """Each FP32 GPU variant at its arithmetic intensity, under the measured bandwidth and the FP32 peak.
 
     Two intensities per step where both are known, joined by a line: the
@@ -297,10 +341,13 @@ def roofline(summary: pd.DataFrame, hardware: pd.DataFrame, registry: dict[str, 
     per byte actually read from DRAM, measured by ncu on one launch at this
     size (filled): the distance between them is what the caches saved.
     """
+    if not study.gpu.get("fp32_peak_gflops"):
+        return placeholder("no GPU in this study: no peak or bandwidth to draw a roof with", stem)
     sns.set_theme(style="whitegrid", context="notebook")
+    registry, gpu, size = study.registry, study.gpu, study.size
     pal = palette(registry)
-    at = at_size(summary, size, verified=True)
-    hw = hardware[hardware["dtype"] == "float32"].set_index("variant")
+    at = at_size(study.summary, size, verified=True)
+    hw = study.hardware[study.hardware["dtype"] == "float32"].set_index("variant")
     flop = 2.0 * size**3
     points = []   # (variant, GFLOP/s, model intensity, measured intensity)
     for v in registry.values():
@@ -352,10 +399,11 @@ def roofline(summary: pd.DataFrame, hardware: pd.DataFrame, registry: dict[str, 
     return _save(fig, stem)
 
 
-def timing(df: pd.DataFrame, registry: dict[str, Variant], gpu_name: str, size: int, stem: Path) -> list[Path]:
-    """Every timed sample at one size, as its deviation from the variant's median: the noise, visible."""
+def timing(study: Study, stem: Path) -> list[Path]:
+    """Every timed sample at the study's size, as its deviation from the variant's median: the noise, visible."""
     sns.set_theme(style="whitegrid", context="notebook")
-    at = at_size(df, size, verified=True).copy()
+    registry, gpu_name, size = study.registry, study.gpu["gpu_name"], study.size
+    at = at_size(study.results, size, verified=True).copy()
     order = _titles(at, registry)
     at["deviation_pct"] = (at["time_ms"] / at.groupby("variant")["time_ms"].transform("median") - 1) * 100
     flagged = at["throttled"].astype(str).eq("True") if "throttled" in at else pd.Series(False, index=at.index)
@@ -384,19 +432,25 @@ def timing(df: pd.DataFrame, registry: dict[str, Variant], gpu_name: str, size: 
     return _save(fig, stem)
 
 
-def by_gpu(studies: dict[str, tuple[pd.DataFrame, dict]], registry: dict[str, Variant], size: int,
-           stem: Path) -> list[Path]:
-    """The progression on every GPU side by side: GFLOP/s, and as a fraction of each GPU's cuBLAS FP32."""
+def by_gpu(studies: list[Study], size: int, stem: Path) -> list[Path]:
+    """The progression on every GPU side by side: GFLOP/s, and as a fraction of each GPU's cuBLAS FP32.
+
+    Each study is drawn with its own registry: its steps, then its FP32
+    reference; a step that only some studies have is a bar in those.
+    """
     sns.set_theme(style="whitegrid", context="notebook")
-    frames = []
-    for label, (summary, gpu) in studies.items():
-        at = at_size(summary, size, verified=True)
-        frames.append(at.assign(gpu=gpu["gpu_name"]))
+    frames, order = [], []
+    for study in studies:
+        registry = study.registry
+        keep = registry.steps() + [registry.reference("fp32")] * (registry.reference("fp32") is not None)
+        at = at_size(study.summary, size, verified=True)
+        at = at[at["variant"].isin([v.id for v in keep])]
+        frames.append(at.assign(gpu=study.gpu["gpu_name"]))
+        order += [v.title for v in keep if v.id in set(at["variant"]) and v.title not in order]
     df = pd.concat(frames, ignore_index=True)
-    steps = [v for v in registry.values() if v.backend == "cuda"]
-    df = df[df["variant"].isin([v.id for v in steps] + ["cublas"])]
-    order = [v.title for v in steps if v.id in set(df["variant"])] + \
-        [registry["cublas"].title] * ("cublas" in set(df["variant"]))
+    # the reference last, after every study's steps
+    references = {st.registry.reference("fp32").title for st in studies if st.registry.reference("fp32")}
+    order = [t for t in order if t not in references] + [t for t in order if t in references]
     gpus = list(dict.fromkeys(df["gpu"]))
     fig, axes = plt.subplots(2, 1, figsize=(max(9, 1.3 * len(order) + 3), 10), sharex=True)
     for ax, col, label in ((axes[0], "median_gflops", "GFLOP/s (median)"),

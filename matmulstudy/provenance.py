@@ -8,8 +8,6 @@ are never merged without anyone noticing (results.collect refuses).
 from __future__ import annotations
 
 import datetime
-import hashlib
-import json
 import os
 import platform
 import socket
@@ -42,15 +40,12 @@ def git_state(root: Path = ROOT) -> dict:
     return {"git_commit": commit, "git_dirty": None if changes is None else bool(changes)}
 
 
-def config_hash(cfg: dict) -> str:
-    """A short hash of the validated config (key order does not matter)."""
-    text = json.dumps(cfg, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:12]
+def run_facts(config_hash: str) -> dict:
+    """The facts of one measurement job that do not depend on the device.
 
-
-def run_facts(cfg: dict) -> dict:
-    """The facts of one measurement job that do not depend on the device."""
-    return {**git_state(), "config_hash": config_hash(cfg), "host": socket.gethostname(),
+    config_hash: the hash of the validated settings (config.Settings.hash).
+    """
+    return {**git_state(), "config_hash": config_hash, "host": socket.gethostname(),
             "slurm_job_id": os.environ.get("SLURM_JOB_ID"),
             "python": platform.python_version(),
             "timestamp": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}

@@ -1,10 +1,28 @@
-"""The registry of variants: kernels/registry.yaml, the one list of the study."""
+"""The registry of variants: kernels/registry.yaml, the one list of the study.
+
+Besides the variants it names the roles the rest of the code asks for, so
+that no variant id appears in the package's logic:
+
+chapters   the parts of the progression, in order (the seeds' steps, then
+           the chapters beyond them), each with the precision its steps
+           compute in; a step belongs to one, and colours and figure groups
+           follow them
+role       step (a kernel of a chapter), reference (the library each step of
+           its precision is measured against: "fraction of cuBLAS"), or
+           cpu_baseline
+max_size   the largest M, N or K a variant runs (a CPU triple loop is O(n^3))
+
+A committed study keeps the entries it was measured with (registry.yaml
+beside its tables); Registry.from_entries reads those without the kernel
+files.
+"""
 
 from __future__ import annotations
 
 import ast
 import operator
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,8 +36,10 @@ REGISTRY_PATH = KERNELS_DIR / "registry.yaml"
 BACKENDS = ("c", "numpy", "cuda", "cublas")
 GPU_BACKENDS = ("cuda", "cublas")
 BUILT_BACKENDS = ("c", "cuda")
+ROLES = ("step", "reference", "cpu_baseline")
 _KEYS = {"id", "backend", "file", "kernel", "title", "source", "defines", "block", "tile",
-         "flop_per_byte", "dtypes", "precision"}
+         "flop_per_byte", "dtypes", "precision", "role", "chapter", "max_size"}
+_CHAPTER_KEYS = {"id", "title", "precision"}
 PRECISIONS = ("fp32", "tf32")   # arithmetic of a float32 variant: full FP32, or TF32 tensor cores
 DTYPES = {"float32": "float", "int32": "int"}   # dtype -> the kernels' ELEM
 
@@ -57,6 +77,13 @@ def eval_expr(expr, defines: dict, integer: bool = True):
 
 
 @dataclass(frozen=True)
+class Chapter:
+    id: str
+    title: str
+    precision: str = "fp32"
+
+
+@dataclass(frozen=True)
 class Variant:
     id: str
     backend: str
@@ -71,6 +98,17 @@ class Variant:
     ratio_expr: str | None = None
     dtypes: tuple = ("float32",)
     precision: str = "fp32"
+    role: str = "step"
+    chapter: str | None = None
+    max_size: int | None = None
+
+    @property
+    def is_step(self) -> bool:
+        return self.role == "step"
+
+    def runs_on(self, shape) -> bool:
+        """Whether the variant runs this shape (its size cap)."""
+        return self.max_size is None or max(shape) <= self.max_size
 
     @property
     def is_gpu(self) -> bool:
@@ -108,7 +146,7 @@ class Variant:
         return (-(-N // cols), -(-M // rows), 1)
 
 
-def _parse_entry(i: int, raw: dict, kernels_dir: Path = KERNELS_DIR) -> Variant:
+def _parse_entry(i: int, raw: dict, kernels_dir: Path, chapters: dict, check_files: bool) -> Variant:
     where = f"registry entry {i + 1}"
     if not isinstance(raw, dict) or "id" not in raw:
         raise StudyError(f"{where}: every entry needs an 'id'")
@@ -125,23 +163,36 @@ def _parse_entry(i: int, raw: dict, kernels_dir: Path = KERNELS_DIR) -> Variant:
     for key in ("title", "source"):
         if not raw.get(key):
             raise StudyError(f"{where}: '{key}' is required")
+    role = raw.get("role", "step" if backend == "cuda" else None)
+    if role not in ROLES:
+        raise StudyError(f"{where}: role '{role}' is not one of {list(ROLES)} (only a cuda kernel may leave it out: "
+                         "it is then a step)")
+    chapter = raw.get("chapter")
+    if (role == "step") != (chapter is not None) or (chapter is not None and chapter not in chapters):
+        raise StudyError(f"{where}: a step names its chapter, one of {list(chapters)}, and nothing else does "
+                         f"(role {role}, chapter {chapter!r})")
+    max_size = raw.get("max_size")
+    if max_size is not None and (not isinstance(max_size, int) or max_size < 1):
+        raise StudyError(f"{where}: max_size must be an integer >= 1 (the largest M, N or K it runs)")
     path = None
     kernel = raw.get("kernel", vid)
     if backend in BUILT_BACKENDS:
         if not raw.get("file"):
             raise StudyError(f"{where}: backend {backend} needs a 'file' in kernels/")
         path = Path(kernels_dir) / raw["file"]
-        if not path.is_file():
+        if check_files and not path.is_file():
             raise StudyError(f"{where}: file {path} does not exist")
         if not re.fullmatch(rf"\d\d_{kernel}\.(cu|c)", path.name):
             raise StudyError(f"{where}: file '{path.name}' must be named NN_{kernel}.cu (or .c)")
     dtypes = tuple(raw.get("dtypes") or ("float32",))
     if not set(dtypes) <= set(DTYPES) or "float32" not in dtypes:
         raise StudyError(f"{where}: dtypes {list(dtypes)} must include float32 and be among {list(DTYPES)}")
-    precision = raw.get("precision", "fp32")
-    if precision not in PRECISIONS or (precision != "fp32" and backend != "cublas"):
+    precision = raw.get("precision", chapters[chapter].precision if chapter else "fp32")
+    if precision not in PRECISIONS or (precision != "fp32" and backend not in GPU_BACKENDS):
         raise StudyError(f"{where}: precision '{precision}' is not allowed; expected one of {list(PRECISIONS)} "
-                         "(anything but fp32 only for cublas)")
+                         "(anything but fp32 only on the GPU)")
+    if chapter and precision != chapters[chapter].precision:
+        raise StudyError(f"{where}: precision {precision} differs from its chapter's ({chapters[chapter].precision})")
     defines = dict(raw.get("defines") or {})
     for name in defines:
         if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_]\w*", name):
@@ -153,7 +204,8 @@ def _parse_entry(i: int, raw: dict, kernels_dir: Path = KERNELS_DIR) -> Variant:
             raise StudyError(f"{where}: a cuda variant needs 'block: [x, y]' and 'tile: [rows, cols]'")
     variant = Variant(id=vid, backend=backend, title=raw["title"], source=raw["source"], order=i,
                       file=path, kernel=kernel, defines=defines, block_expr=block, tile_expr=tile,
-                      ratio_expr=raw.get("flop_per_byte"), dtypes=dtypes, precision=precision)
+                      ratio_expr=raw.get("flop_per_byte"), dtypes=dtypes, precision=precision, role=role,
+                      chapter=chapter, max_size=max_size)
     if backend == "cuda":
         variant.flop_per_byte  # evaluates, or says what is wrong
         bx, by, _ = variant.block
@@ -163,22 +215,86 @@ def _parse_entry(i: int, raw: dict, kernels_dir: Path = KERNELS_DIR) -> Variant:
     return variant
 
 
-def parse_variants(entries: list, kernels_dir: Path = KERNELS_DIR, where: str = "registry") -> dict[str, Variant]:
-    """Variants by id, in the entries' order; files are looked up in kernels_dir."""
-    variants = {}
-    for i, raw in enumerate(entries):
-        v = _parse_entry(i, raw, kernels_dir)
-        if v.id in variants:
-            raise StudyError(f"{where}: variant id '{v.id}' appears twice")
-        variants[v.id] = v
-    return variants
+def _parse_chapters(raw: list, where: str) -> dict[str, Chapter]:
+    chapters = {}
+    for entry in raw or []:
+        if not isinstance(entry, dict) or set(entry) - _CHAPTER_KEYS or not entry.get("id") or not entry.get("title"):
+            raise StudyError(f"{where}: a chapter is {{id, title, precision}} (precision fp32 unless given)")
+        chapter = Chapter(entry["id"], entry["title"], entry.get("precision", "fp32"))
+        if chapter.precision not in PRECISIONS or chapter.id in chapters:
+            raise StudyError(f"{where}: chapter '{chapter.id}' repeats or has an unknown precision")
+        chapters[chapter.id] = chapter
+    return chapters
 
 
-def load_registry(path: Path | str = REGISTRY_PATH) -> dict[str, Variant]:
-    """Variants by id, in the registry's order (the study's order)."""
-    with open(path) as fh:
-        data = yaml.safe_load(fh)
-    entries = (data or {}).get("variants")
-    if not entries:
-        raise StudyError(f"{path}: no 'variants' list")
-    return parse_variants(entries, Path(path).parent, str(path))
+class Registry(Mapping):
+    """Variants by id, in the study's order, with the chapters and roles of kernels/registry.yaml."""
+
+    def __init__(self, chapters: dict[str, Chapter], variants: dict[str, Variant], raw: dict):
+        self.chapters = chapters
+        self._variants = variants
+        self.raw = raw   # the YAML as read: what a study's snapshot keeps
+
+    @classmethod
+    def from_entries(cls, raw: dict, kernels_dir: Path = KERNELS_DIR, where: str = "registry",
+                     check_files: bool = True) -> "Registry":
+        entries = (raw or {}).get("variants")
+        if not entries:
+            raise StudyError(f"{where}: no 'variants' list")
+        chapters = _parse_chapters(raw.get("chapters"), where)
+        variants = {}
+        for i, entry in enumerate(entries):
+            v = _parse_entry(i, entry, kernels_dir, chapters, check_files)
+            if v.id in variants:
+                raise StudyError(f"{where}: variant id '{v.id}' appears twice")
+            variants[v.id] = v
+        references = [v.precision for v in variants.values() if v.role == "reference"]
+        if len(references) != len(set(references)):
+            raise StudyError(f"{where}: more than one reference for one precision ({references})")
+        return cls(chapters, variants, raw)
+
+    def __getitem__(self, vid: str) -> Variant:
+        return self._variants[vid]
+
+    def __iter__(self):
+        return iter(self._variants)
+
+    def __len__(self) -> int:
+        return len(self._variants)
+
+    def steps(self, chapter: str | None = None) -> list[Variant]:
+        """The steps (of one chapter), in order."""
+        return [v for v in self.values() if v.is_step and chapter in (None, v.chapter)]
+
+    def reference(self, precision: str = "fp32") -> Variant | None:
+        """The variant every step of this precision is measured against, if the registry names one."""
+        return next((v for v in self.values() if v.role == "reference" and v.precision == precision), None)
+
+    def cpu_baselines(self) -> list[Variant]:
+        return [v for v in self.values() if v.role == "cpu_baseline"]
+
+    def raw_entry(self, vid: str) -> dict:
+        """A variant's entry as the YAML gives it."""
+        return next(e for e in self.raw["variants"] if e["id"] == vid)
+
+    def subset(self, ids) -> "Registry":
+        """The same registry with only these variants (the study's snapshot keeps what it measured)."""
+        keep = set(ids)
+        raw = {**self.raw, "variants": [e for e in self.raw["variants"] if e["id"] in keep]}
+        return Registry(self.chapters, {k: v for k, v in self._variants.items() if k in keep}, raw)
+
+
+def parse_variants(entries: list, kernels_dir: Path = KERNELS_DIR, where: str = "registry",
+                   chapters: list | None = None) -> Registry:
+    """A registry from a list of entries (and chapters); files are looked up in kernels_dir."""
+    return Registry.from_entries({"chapters": chapters or [], "variants": entries}, kernels_dir, where)
+
+
+def load_registry(path: Path | str = REGISTRY_PATH, check_files: bool = True) -> Registry:
+    """The registry at path: variants by id, in the registry's order (the study's order)."""
+    try:
+        with open(path) as fh:
+            raw = yaml.safe_load(fh)
+    except yaml.YAMLError as err:
+        raise StudyError(f"{path}: not valid YAML ({str(err).splitlines()[0]})") from None
+    return Registry.from_entries(raw, Path(path).parent if check_files else KERNELS_DIR, str(path), check_files)

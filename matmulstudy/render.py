@@ -1,9 +1,12 @@
 """Draw every figure and page of the studies from their committed tables (no GPU needed).
 
-The `report` rules call this; so can anyone with the committed results:
+The `plot_report` rules call this; so can anyone with the committed results:
 
     python -m matmulstudy.render reports/h100            # one GPU's figures and summary page
     python -m matmulstudy.render --all reports           # every GPU, and the comparison across them
+
+Each study is drawn with its own registry and config (matmulstudy.study),
+never the live ones.
 """
 
 from __future__ import annotations
@@ -12,49 +15,27 @@ import argparse
 from pathlib import Path
 
 from . import pages, plots
-from .registry import load_registry
+from .figures import FIGURES
+from .study import DEFAULT_SIZE, Study
 
-FIGURES = list(pages.FIGURES)
 
-
-def render(report: Path, size: int | None = None) -> list[Path]:
-    """reports/<gpu>/ tables -> figures/, README.md (the summary page) and provenance.rst."""
-    registry = load_registry()
-    study = pages.Study.load(report)
-    size = size or study.size
-    df, gpu, figures = study.results, study.gpu, Path(report) / "figures"
-    hw = study.hardware
-    hazards = set(hw.loc[~hw["sanitizer"].fillna("clean").str.startswith("clean"), "variant"]) \
-        if "sanitizer" in hw else set()
-    paths = plots.progression(df, registry, gpu, size, figures / "progression", hazards=hazards)
-    if "int32" in set(df["dtype"]):
-        paths += plots.progression(df, registry, gpu, size, figures / "progression_int32", dtype="int32")
-    else:
-        paths += plots.placeholder(f"no int32 measurements in this study (dtypes: {sorted(set(df['dtype']))})",
-                                   figures / "progression_int32")
-    paths += plots.size_sweep(df, registry, gpu["gpu_name"], figures / "size_sweep")
-    if gpu.get("fp32_peak_gflops"):
-        paths += plots.efficiency(study.summary, registry, gpu["gpu_name"], figures / "efficiency")
-        paths += plots.roofline(study.summary, study.hardware, registry, gpu, size, figures / "roofline")
-    else:
-        for name in ("efficiency", "roofline"):
-            paths += plots.placeholder("no GPU in this study: no cuBLAS, peak or bandwidth to compare with",
-                                       figures / name)
-    paths += plots.hardware(study.hardware, registry, gpu["gpu_name"], figures / "hardware")
-    paths += plots.timing(df, registry, gpu["gpu_name"], size, figures / "timing")
+def render(report: Path, size: int | None = None, only: list[str] | None = None) -> list[Path]:
+    """reports/<gpu>/ tables -> figures/ (those named in `only`, or all), README.md and provenance.rst."""
+    study = Study.load(report, size)
+    figures = Path(report) / "figures"
+    paths = [p for f in FIGURES if only is None or f.name in only for p in f.draw(study, figures / f.name)]
     page, rst = Path(report) / "README.md", Path(report) / "provenance.rst"
-    page.write_text(pages.study_page(study, registry))
+    page.write_text(pages.study_page(study))
     rst.write_text(pages.provenance_rst(study))
     return paths + [page, rst]
 
 
-def render_gpus(reports: list[Path], out: Path, size: int = pages.DEFAULT_SIZE) -> list[Path]:
+def render_gpus(reports: list[Path], out: Path, size: int = DEFAULT_SIZE) -> list[Path]:
     """Every GPU's study side by side: out/figures/progression_by_gpu.* and out/README.md."""
-    studies, registry = [pages.Study.load(r) for r in reports], load_registry()
-    paths = plots.by_gpu({st.label: (st.summary, st.gpu) for st in studies}, registry, size,
-                         Path(out) / "figures" / "progression_by_gpu")
+    studies = [Study.load(r) for r in reports]
+    paths = plots.by_gpu(studies, size, Path(out) / "figures" / "progression_by_gpu")
     index = Path(out) / "README.md"
-    index.write_text(pages.index_page(studies, registry, size))
+    index.write_text(pages.index_page(studies, size))
     return paths + [index]
 
 
@@ -72,7 +53,7 @@ def main(argv=None) -> None:
     folders = studies_in(args.report) if args.all else [args.report]
     paths = [path for folder in folders for path in render(folder, args.size)]
     if args.all:
-        paths += render_gpus(folders, args.report, args.size or pages.DEFAULT_SIZE)
+        paths += render_gpus(folders, args.report, args.size or DEFAULT_SIZE)
     for path in paths:
         print(path)
 

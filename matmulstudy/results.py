@@ -7,17 +7,15 @@ import math
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
 from .config import Shape
 from .errors import StudyError
 from .hardware import occupancy
-from .provenance import config_hash
 from .sanitize import verdict
-from .registry import Variant
+from .registry import Registry
 
 
-def collect(bench_csvs: list, gpu_json: str | None, registry: dict[str, Variant]) -> pd.DataFrame:
+def collect(bench_csvs: list, gpu_json: str | None, registry: Registry) -> pd.DataFrame:
     """One row per sample from every bench job, with the study's GPU on each.
 
     Refuses to merge samples timed on different GPUs: a figure from such a
@@ -27,7 +25,7 @@ def collect(bench_csvs: list, gpu_json: str | None, registry: dict[str, Variant]
     if not frames:
         raise StudyError("no bench results to collect")
     df = pd.concat(frames, ignore_index=True)
-    gpu_names = set(df.loc[df["backend"].isin(["cuda", "cublas"]), "device"].dropna())
+    gpu_names = set(df.loc[df["variant"].map(lambda v: registry[v].is_gpu), "device"].dropna())
     if gpu_json:
         with open(gpu_json) as fh:
             gpu_names.add(json.load(fh)["gpu_name"])
@@ -65,15 +63,16 @@ def at_size(df: pd.DataFrame, size: int, dtype: str = "float32", verified: bool 
     return at[at["verified"].astype(bool)] if verified else at
 
 
-def summary(df: pd.DataFrame, gpu: dict | None = None) -> pd.DataFrame:
+def summary(df: pd.DataFrame, registry: Registry, gpu: dict | None = None) -> pd.DataFrame:
     """Median time and GFLOP/s with the interquartile range, per variant and shape.
 
     Only verified samples count; a failed measurement stays as a row with
     verified = False and no numbers. Also per row: how many samples were
-    throttled (NVML), the timing's final noise and why it stopped, and the
-    median's fraction of cuBLAS FP32 on the same shape and of the GPU's FP32
-    peak (`gpu`: gpu.json). Fractions are left empty where they would
-    compare different arithmetic: int32 rows, and the FP32 peak of a TF32 row.
+    throttled (NVML), the timing's final noise and why it stopped, the check's
+    margins, and the median's fraction of the registry's FP32 reference
+    (cuBLAS FP32) on the same shape and of the GPU's FP32 peak (`gpu`:
+    gpu.json). Fractions are left empty where they would compare different
+    arithmetic: int32 rows, and the FP32 peak of a TF32 row.
     """
     keys = ["dtype", "variant", "title", "M", "N", "K"]
 
@@ -84,7 +83,7 @@ def summary(df: pd.DataFrame, gpu: dict | None = None) -> pd.DataFrame:
         ok = g[g["verified"]]
         t = ok["time_ms"]
         f = ok["gflops"]
-        on_gpu = first(g, "backend") in ("cuda", "cublas") and "throttled" in ok
+        on_gpu = registry[g.name[1]].is_gpu and "throttled" in ok
         flags = ok["throttled"] if on_gpu else pd.Series(dtype=object)
         return pd.Series({
             "verified": bool(g["verified"].all()),
@@ -102,8 +101,9 @@ def summary(df: pd.DataFrame, gpu: dict | None = None) -> pd.DataFrame:
         })
     out = df.groupby(keys, sort=False).apply(agg, include_groups=False).reset_index()
     fp32 = out["precision"].fillna("fp32").eq("fp32") & out["dtype"].eq("float32")
-    cublas = out[out["variant"].eq("cublas") & fp32].set_index(["M", "N", "K"])["median_gflops"]
-    ref = pd.MultiIndex.from_frame(out[["M", "N", "K"]]).map(lambda mnk: cublas.get(mnk, float("nan")))
+    reference = registry.reference("fp32")
+    by_shape = out[out["variant"].eq(getattr(reference, "id", None)) & fp32].set_index(["M", "N", "K"])["median_gflops"]
+    ref = pd.MultiIndex.from_frame(out[["M", "N", "K"]]).map(lambda mnk: by_shape.get(mnk, float("nan")))
     out["frac_of_cublas"] = (out["median_gflops"] / ref.to_numpy()).where(out["dtype"].eq("float32"))
     peak = (gpu or {}).get("fp32_peak_gflops")
     out["frac_of_fp32_peak"] = (out["median_gflops"] / peak).where(fp32) if peak else float("nan")
@@ -132,13 +132,6 @@ def failures(df: pd.DataFrame) -> list[str]:
             f"{r.unwritten_elements} never written, max error {r.max_error:.3g} > {r.tolerance:.3g}"
             + (f" (margin {r.margin:.3g})" if "margin" in df else "")
             for r in bad.itertuples()]
-
-
-def write_config(cfg: dict, path: Path) -> None:
-    """The config as the run was given it, with its hash (the results rows carry the hash of the
-    config their bench job ran with: the same, unless the study was resumed with other --config values)."""
-    text = yaml.safe_dump(dict(cfg), sort_keys=False)
-    Path(path).write_text(f"# config_hash: {config_hash(cfg)}\n{text}")
 
 
 def write_failures(df: pd.DataFrame, path: Path) -> list[str]:

@@ -40,8 +40,9 @@ class Criterion:
     max_time_s: float
 
     @classmethod
-    def from_config(cls, cfg: dict) -> "Criterion":
-        return cls(cfg["min_samples"], cfg["max_samples"], cfg["max_noise"], cfg["max_time_s"])
+    def from_timing(cls, timing) -> "Criterion":
+        """From the study's Timing settings (matmulstudy.config)."""
+        return cls(timing.min_samples, timing.max_samples, timing.max_noise, timing.max_time_s)
 
     def stop(self, times, elapsed_s: float) -> str | None:
         """Why to stop now ('noise', 'time', 'samples'), or None to go on."""

@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import bench, build, data, host
-from .config import Shape
+from .config import Shape, Timing, default_settings
 from .errors import StudyError
 from .registry import load_registry
 
@@ -34,8 +34,9 @@ def tune(variant_id: str, grid: dict[str, list[int]], size: int, repetitions: in
     from .gpu import GpuSession
     base = load_registry()[variant_id]
     timing_shape = Shape(size, size, size)
-    cfg = {"warmup": 3, "cache": "cold", "min_samples": repetitions, "max_samples": repetitions,
-           "max_noise": 0.005, "max_time_s": 10.0, "throttle_fraction": 0.9, "tolerance": 8, "freivalds_vectors": 16}
+    timing = Timing(warmup=3, cache="cold", min_samples=repetitions, max_samples=repetitions, max_noise=0.005,
+                    max_time_s=10.0, throttle_fraction=0.9)
+    check = default_settings().check
     rows = []
     with tempfile.TemporaryDirectory() as tmp, GpuSession() as gpu:
         tmp = Path(tmp)
@@ -55,8 +56,8 @@ def tune(variant_id: str, grid: dict[str, list[int]], size: int, repetitions: in
                 row.update(registers=report["registers"], shared_bytes=report["shared_bytes"],
                            spill_bytes=report["spill_store_bytes"] + report["spill_load_bytes"])
                 for shape, (a, b, reference) in problems.items():
-                    res = bench.measure(variant, shape, 0, a, b, cubin, cfg, harness=harness, session=gpu,
-                                        reference=reference)
+                    res = bench.measure(variant, shape, 0, a, b, cubin, timing, check, harness=harness,
+                                        session=gpu, reference=reference)
                     if not res["verified"].all():
                         raise StudyError(f"verification failed on {shape.tag}")
                 row.update(median_gflops=res["gflops"].median(), q1_gflops=res["gflops"].quantile(0.25),

@@ -48,6 +48,27 @@ def default_config():
 
 
 @pytest.fixture(scope="session")
+def sm90_builds(registry, tmp_path_factory):
+    """Every cuda variant in each of its dtypes, built once per test session for sm_90 (no GPU needed):
+    {(id, dtype): (cubin, resource report, nvcc's log)}."""
+    import io
+
+    from matmulstudy import build
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc is not on PATH")
+    out = tmp_path_factory.mktemp("sm90")
+    builds = {}
+    for v in registry.values():
+        if v.backend == "cuda":
+            for dtype in v.dtypes:
+                log = io.StringIO()
+                cubin = out / f"{v.id}.{dtype}.cubin"
+                report = build.build(v, cubin, out / f"{v.id}.{dtype}.json", "sm_90", log, dtype=dtype)
+                builds[v.id, dtype] = (cubin, report, log.getvalue())
+    return builds
+
+
+@pytest.fixture(scope="session")
 def gpu_builds(registry, tmp_path_factory):
     """For the GPU tests, built once per session for the GPU at hand: the harness, the
     sanitizer's launcher, and every cuda variant in each of its dtypes ({(id, dtype): cubin})."""
@@ -68,8 +89,8 @@ def gpu_builds(registry, tmp_path_factory):
     return paths
 
 
-def snakemake(*args, cwd=ROOT, timeout=600, snakefile=ROOT / "Snakefile"):
+def snakemake(*args, cwd=ROOT, timeout=600, snakefile=ROOT / "Snakefile", env=None):
     """Run the workflow's Snakemake as a user would; returns the process."""
     exe = shutil.which("snakemake") or str(Path(sys.executable).parent / "snakemake")
     return subprocess.run([exe, "--snakefile", str(snakefile), *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=timeout)
+                          capture_output=True, text=True, timeout=timeout, env=env)

@@ -7,11 +7,12 @@ import numpy as np
 import pytest
 
 from matmulstudy import bench, build, data
-from matmulstudy.config import Shape
+from matmulstudy.config import Check, Shape, Timing
 from matmulstudy.errors import StudyError
 from matmulstudy.registry import Variant
 
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH")
+CHECK = Check(tolerance=8, full_check_max_size=None, freivalds_vectors=16)
 
 PTXAS = """\
 ptxas info    : 0 bytes gmem
@@ -34,27 +35,22 @@ def test_parse_ptxas():
     assert kernels["other"]["shared_bytes"] == 0 and kernels["other"]["registers"] == 10
 
 
-@needs_nvcc
-def test_every_cuda_kernel_builds_for_sm90_without_spills(registry, tmp_path):
-    cuda = [(v, d) for v in registry.values() if v.backend == "cuda" for d in v.dtypes]
-    assert len(cuda) == 13
-    for v, dtype in cuda:
-        log = io.StringIO()
-        out = tmp_path / f"{v.id}.{dtype}.cubin"
-        report = build.build(v, out, tmp_path / f"{v.id}.json", "sm_90", log, dtype=dtype)
-        assert out.stat().st_size > 0
+def test_every_cuda_kernel_builds_for_sm90_without_spills(registry, sm90_builds):
+    assert set(sm90_builds) == {(v.id, d) for v in registry.values() if v.backend == "cuda" for d in v.dtypes}
+    for (vid, dtype), (cubin, report, log) in sm90_builds.items():
+        assert cubin.stat().st_size > 0
         assert report["registers"] > 0
-        assert report["spill_store_bytes"] == 0 and report["spill_load_bytes"] == 0, log.getvalue()
-        assert report["stack_bytes"] == 0, log.getvalue()
-        assert f"-DELEM={'int' if dtype == 'int32' else 'float'}" in log.getvalue()
-        for name, value in v.defines.items():
-            assert f"-D{name}={value}" in log.getvalue()
+        assert report["spill_store_bytes"] == 0 and report["spill_load_bytes"] == 0, log
+        assert report["stack_bytes"] == 0, log
+        assert f"-DELEM={'int' if dtype == 'int32' else 'float'}" in log
+        for name, value in registry[vid].defines.items():
+            assert f"-D{name}={value}" in log
 
 
-@needs_nvcc
-def test_tiled_kernel_reports_its_shared_memory(registry, tmp_path):
-    report = build.build(registry["gpu_tiled"], tmp_path / "t.cubin", tmp_path / "t.json", "sm_90", io.StringIO())
-    assert report["shared_bytes"] == 2 * 16 * 16 * 4
+def test_tiled_kernel_reports_its_shared_memory(registry, sm90_builds):
+    report = sm90_builds["gpu_tiled", "float32"][1]
+    tile = registry["gpu_tiled"].defines["TILE"]
+    assert report["shared_bytes"] == 2 * tile * tile * 4
     assert report["barriers"] == 1
 
 
@@ -80,23 +76,26 @@ def test_missing_define_is_a_compile_error(registry, tmp_path):
 
 
 @pytest.mark.parametrize("shape", [Shape(1, 1, 1), Shape(17, 33, 65), Shape(64, 48, 40)])
-def test_cpu_naive_builds_with_gcc_and_verifies(registry, tmp_path, shape):
-    v = registry["cpu_naive"]
+def test_the_c_baseline_builds_with_gcc_and_verifies(registry, tmp_path, shape):
+    v = next(v for v in registry.cpu_baselines() if v.backend == "c")
     build.build(v, tmp_path / "cpu_naive.so", tmp_path / "r.json", None, io.StringIO())
     a, b = data.make_inputs(shape, 5)
-    cfg = {"min_samples": 2, "max_samples": 2, "max_noise": 0.005, "max_time_s": 1.0, "tolerance": 8}
-    rows = bench.measure(v, shape, 5, a, b, tmp_path / "cpu_naive.so", cfg,
+    timing = Timing(warmup=0, cache="hot", min_samples=2, max_samples=2, max_noise=0.005, max_time_s=1.0,
+                    throttle_fraction=0.9)
+    rows = bench.measure(v, shape, 5, a, b, tmp_path / "cpu_naive.so", timing, CHECK,
                          reference=bench.HostReference(*data.reference(a, b)))
     assert rows["verified"].all() and len(rows) == 2
     assert (rows["time_ms"] > 0).all()
     assert np.isfinite(rows["gflops"]).all()
 
 
-def test_numpy_variant_verifies(registry):
+def test_the_numpy_baseline_verifies(registry):
     shape = Shape(31, 7, 129)
     a, b = data.make_inputs(shape, 1)
-    cfg = {"min_samples": 3, "max_samples": 50, "max_noise": 1e-12, "max_time_s": 0.05, "tolerance": 8}
-    rows = bench.measure(registry["numpy"], shape, 1, a, b, None, cfg, reference=bench.HostReference(*data.reference(a, b)))
+    timing = Timing(warmup=0, cache="hot", min_samples=3, max_samples=50, max_noise=1e-12, max_time_s=0.05,
+                    throttle_fraction=0.9)
+    numpy = next(v for v in registry.cpu_baselines() if v.backend == "numpy")
+    rows = bench.measure(numpy, shape, 1, a, b, None, timing, CHECK, reference=bench.HostReference(*data.reference(a, b)))
     assert rows["verified"].all() and len(rows) >= 3 and list(rows["sample"]) == list(range(len(rows)))
     assert rows["stop_reason"].iloc[0] in ("time", "samples")   # a noise of 1e-12 is never reached
     assert rows["reference"].iloc[0] == "cpu (NumPy float64)" and rows["margin"].iloc[0] <= 0.5

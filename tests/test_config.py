@@ -4,16 +4,31 @@ import copy
 
 import pytest
 
-from matmulstudy.config import Shape, bench_jobs, full_check, measurements, shapes, validate
+from matmulstudy.config import Shape, bench_jobs, full_check, measurements, validate
 from matmulstudy.errors import StudyError
 
 
 def test_default_config_is_valid(default_config, registry):
-    cfg = validate(default_config, registry)
-    assert cfg["variants"] == list(registry)
-    sizes = [s.M for s in shapes(cfg) if s.is_square]
+    settings = validate(default_config, registry)
+    assert settings.variants == tuple(registry)
+    sizes = [s.M for s in settings.grid() if s.is_square]
     assert min(sizes) == 256 and max(sizes) == 8192
-    assert any(not s.is_square for s in shapes(cfg))
+    assert any(not s.is_square for s in settings.grid())
+
+
+def test_settings_are_frozen_and_hash_equal_however_given(default_config, registry):
+    """The same settings from the YAML file and from command-line strings hash equal."""
+    import dataclasses
+    from_file = validate(default_config, registry)
+    from_command_line = validate(dict(default_config, sizes=[str(n) for n in default_config["sizes"]],
+                                      ncu=str(default_config["ncu"]).lower(), tolerance=str(default_config["tolerance"]),
+                                      variants=list(registry)), registry)
+    assert from_file == from_command_line and from_file.hash == from_command_line.hash
+    assert len(from_file.hash) == 12
+    assert validate(dict(default_config, seeds=[1]), registry).hash != from_file.hash
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        from_file.label = "other"
+    assert validate(from_file.as_config(), registry) == from_file   # what the snapshot keeps gives them back
 
 
 @pytest.mark.parametrize("key, value, expected", [
@@ -24,7 +39,7 @@ def test_default_config_is_valid(default_config, registry):
     ("arch", "hopper", "arch = 'hopper' is not allowed; expected 'auto' (read from the GPU) or an nvcc target"),
     ("tolerance", -1, "tolerance = -1 is not allowed; expected a number > 0"),
     ("seeds", [], "seeds = [] is not allowed"),
-    ("variants", ["gpu_magic"], "variants contains unknown variant 'gpu_magic'; known: cpu_naive, numpy"),
+    ("variants", ["gpu_magic"], "variants contains unknown variant 'gpu_magic'; known: "),
     ("reference_size", 4000, "reference_size = 4000 is not allowed; expected one of sizes"),
     ("sizes", [4096, 65536], "shape 65536x65536x65536 is too large"),
     ("cache", "warm", "cache = 'warm' is not allowed; expected cold (L2 flushed before every timed launch) or hot"),
@@ -51,31 +66,34 @@ def test_missing_key_is_named(default_config, registry):
 
 
 def test_variants_follow_registry_order(default_config, registry):
-    cfg = dict(default_config, variants=["cublas", "gpu_naive"])
-    assert validate(cfg, registry)["variants"] == ["gpu_naive", "cublas"]
+    last, first = list(registry)[-1], list(registry)[0]
+    cfg = dict(default_config, variants=[last, first])
+    assert validate(cfg, registry).variants == (first, last)
 
 
-def test_cpu_naive_is_capped(default_config, registry):
-    cfg = validate(dict(default_config, cpu_naive_max_size=512), registry)
-    naive = {s.tag for v, s, _, _ in measurements(cfg, registry) if v.id == "cpu_naive"}
-    assert naive == {"256x256x256", "512x512x512"}
-    others = {s.tag for v, s, _, d in measurements(cfg, registry) if v.id == "gpu_naive" and d == "float32"}
-    assert others == {s.tag for s in shapes(cfg)}
+def test_a_size_cap_from_the_registry_holds_a_variant_below_it(default_config, registry):
+    settings = validate(default_config, registry)
+    for v in registry.values():
+        measured = {s for u, s, _, d in measurements(settings, registry) if u.id == v.id and d == "float32"}
+        assert measured == {s for s in settings.grid() if v.max_size is None or max(s) <= v.max_size}, v.id
+    assert any(v.max_size for v in registry.values())   # the CPU triple loop has one
 
 
 def test_one_bench_job_per_variant_dtype_and_seed_covers_its_shapes(default_config, registry):
-    cfg = validate(default_config, registry)
-    jobs = bench_jobs(cfg, registry)
-    assert len(jobs) == len({(v.id, d, seed) for v, _, seed, d in measurements(cfg, registry)})
-    assert sum(len(shapes_) for *_, shapes_ in jobs) == len(measurements(cfg, registry))
-    tiled = [s for v, d, _, s in jobs if v.id == "gpu_tiled" and d == "int32"][0]
-    assert tiled == shapes(cfg)   # smallest first
+    settings = validate(default_config, registry)
+    jobs = bench_jobs(settings, registry)
+    assert len(jobs) == len({(v.id, d, seed) for v, _, seed, d in measurements(settings, registry)})
+    assert sum(len(shapes_) for *_, shapes_ in jobs) == len(measurements(settings, registry))
+    uncapped = [s for v, d, _, s in jobs if v.max_size is None][0]
+    assert uncapped == settings.grid()   # smallest first
 
 
 def test_full_check_up_to_the_configured_work(default_config, registry):
-    cfg = validate(dict(default_config, full_check_max_size=4096), registry)
-    assert full_check(Shape(4096, 4096, 4096), cfg) and full_check(Shape(1537, 3001, 997), cfg)
-    assert not full_check(Shape(8192, 8192, 8192), cfg) and not full_check(Shape(4096, 1024, 8192 * 4 + 1), cfg)
+    check = validate(dict(default_config, full_check_max_size=4096), registry).check
+    assert full_check(Shape(4096, 4096, 4096), check) and full_check(Shape(1537, 3001, 997), check)
+    assert not full_check(Shape(8192, 8192, 8192), check) and not full_check(Shape(4096, 1024, 8192 * 4 + 1), check)
+    every = validate(default_config, registry).check
+    assert every.full_check_max_size is None and full_check(Shape(8192, 8192, 8192), every)
 
 
 def test_shape_tags_round_trip():
@@ -90,7 +108,7 @@ def test_command_line_strings_are_read_as_yaml(default_config, registry):
     cfg = dict(default_config, sizes=["64", "128"], shapes="[[17, 33, 65]]", reference_size="128",
                ncu="true", ncu_size="64", tolerance="8.5", variants=["gpu_naive"])
     out = validate(cfg, registry)
-    assert out["sizes"] == [64, 128] and out["shapes"] == [[17, 33, 65]] and out["reference_size"] == 128
-    assert out["ncu"] is True and out["tolerance"] == 8.5 and out["variants"] == ["gpu_naive"]
+    assert out.sizes == (64, 128) and out.shapes == (Shape(17, 33, 65),) and out.reference_size == 128
+    assert out.ncu is True and out.check.tolerance == 8.5 and out.variants == ("gpu_naive",)
     with pytest.raises(StudyError, match="sizes\\[0\\] = 'big' is not allowed"):
         validate(dict(default_config, sizes=["big"]), registry)

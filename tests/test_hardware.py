@@ -1,11 +1,10 @@
 """Occupancy arithmetic, the instruction mix from SASS, and ncu's CSV (no GPU needed)."""
 
-import io
 from pathlib import Path
 
 import pytest
 
-from matmulstudy import build, hardware
+from matmulstudy import hardware
 
 H100 = {"max_threads_per_sm": 2048, "registers_per_sm": 65536, "shared_per_sm_bytes": 233472,
         "reserved_shared_per_block_bytes": 1024, "max_blocks_per_sm": 32}
@@ -52,32 +51,31 @@ def test_main_loop_is_the_innermost_loop_with_the_most_fma():
     assert mix["fma_per_lds"] == 2.0 and mix["loop_instructions"] == 4
 
 
-def _mix(registry, tmp_path, vid, dtype="float32"):
-    cubin = tmp_path / f"{vid}.{dtype}.cubin"
-    build.build(registry[vid], cubin, tmp_path / "r.json", "sm_90", io.StringIO(), dtype=dtype)
+def _mix(sm90_builds, registry, vid, dtype="float32"):
+    cubin = sm90_builds[vid, dtype][0]
     return hardware.main_loop_mix(hardware.parse_sass(hardware.disassemble(cubin), registry[vid].kernel))
 
 
-def test_outer_product_has_more_ffma_per_shared_load_than_the_inner_product(registry, tmp_path):
+def test_outer_product_has_more_ffma_per_shared_load_than_the_inner_product(registry, sm90_builds):
     """Seed 000's argument for step 5, read off the machine code."""
-    inner = _mix(registry, tmp_path, "gpu_tiled")
-    outer = _mix(registry, tmp_path, "gpu_outer")
+    inner = _mix(sm90_builds, registry, "gpu_tiled")
+    outer = _mix(sm90_builds, registry, "gpu_outer")
     assert inner["ffma"] == 16 and outer["ffma"] == 16
     assert outer["fma_per_lds"] > inner["fma_per_lds"]
-    jacket = _mix(registry, tmp_path, "gpu_jacket_3rows")
+    jacket = _mix(sm90_builds, registry, "gpu_jacket_3rows")
     assert jacket["fma_per_lds"] >= 3 * outer["fma_per_lds"] / 4
 
 
-def test_unrolling_puts_the_whole_k_loop_in_one_body(registry, tmp_path):
-    rolled = _mix(registry, tmp_path, "gpu_outer")
-    unrolled = _mix(registry, tmp_path, "gpu_outer_unrolled")
+def test_unrolling_puts_the_whole_k_loop_in_one_body(registry, sm90_builds):
+    rolled = _mix(sm90_builds, registry, "gpu_outer")
+    unrolled = _mix(sm90_builds, registry, "gpu_outer_unrolled")
     tile_k, tile_m = (registry["gpu_outer"].defines[k] for k in ("TILE_K", "TILE_M"))
     assert rolled["ffma"] == tile_m and rolled["ldg"] == 1
     assert unrolled["ffma"] == tile_k * tile_m and unrolled["ldg"] >= tile_k
 
 
-def test_int32_kernels_multiply_with_imad(registry, tmp_path):
-    mix = _mix(registry, tmp_path, "gpu_tiled", "int32")
+def test_int32_kernels_multiply_with_imad(registry, sm90_builds):
+    mix = _mix(sm90_builds, registry, "gpu_tiled", "int32")
     assert mix["ffma"] == 0 and mix["imad"] >= 16
 
 

@@ -5,7 +5,7 @@ import re
 import pytest
 
 from matmulstudy.errors import StudyError
-from matmulstudy.registry import KERNELS_DIR, eval_expr
+from matmulstudy.registry import KERNELS_DIR, Registry, eval_expr
 
 
 def test_every_kernel_file_is_in_the_registry(registry):
@@ -30,12 +30,41 @@ def test_grid_covers_ragged_shapes(registry):
     assert v.grid(M=4096, N=64) == (4, 256, 1)
 
 
-def test_steps_follow_the_seeds_order(registry):
-    cuda = [v.id for v in registry.values() if v.backend == "cuda"]
-    assert cuda == ["gpu_naive", "gpu_tiled_uncoalesced", "gpu_tiled_coalesced", "gpu_tiled", "gpu_outer",
-                    "gpu_outer_unrolled", "gpu_outer_prefetch", "gpu_jacket_2rows", "gpu_jacket_3rows"]
-    numbers = [int(v.file.name[:2]) for v in registry.values() if v.backend == "cuda"]
+def test_steps_come_in_their_files_order_chapter_by_chapter(registry):
+    numbers = [int(v.file.name[:2]) for v in registry.steps()]
     assert numbers == sorted(numbers)
+    chapters = [v.chapter for v in registry.steps()]
+    assert [c for i, c in enumerate(chapters) if c not in chapters[:i]] == [c for c in registry.chapters
+                                                                             if c in chapters]
+
+
+def test_roles_name_the_references_and_the_cpu_baselines(registry):
+    """What the code asks the registry for instead of naming variants."""
+    for precision in {v.precision for v in registry.steps()}:
+        assert registry.reference(precision) is not None and registry.reference(precision).is_gpu
+    assert all(not v.is_gpu for v in registry.cpu_baselines())
+    assert all(v.chapter in registry.chapters for v in registry.steps())
+    assert all(v.role in ("step", "reference", "cpu_baseline") for v in registry.values())
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"role": "chief"}, "role 'chief' is not one of"),
+    ({"chapter": "nowhere"}, "a step names its chapter"),
+    ({"chapter": None}, "a step names its chapter"),
+    ({"max_size": 0}, "max_size must be an integer >= 1"),
+    ({"defines": {False: 1}}, "is not a C identifier"),
+])
+def test_a_bad_entry_is_named(registry, change, message):
+    raw = {**registry.raw, "variants": [dict(registry.raw_entry(registry.steps()[0].id), **change)]}
+    with pytest.raises(StudyError, match=message):
+        Registry.from_entries(raw)
+
+
+def test_two_references_for_one_precision_are_refused(registry):
+    ref = registry.raw_entry(registry.reference("fp32").id)
+    raw = {**registry.raw, "variants": [ref, dict(ref, id="another")]}
+    with pytest.raises(StudyError, match="more than one reference"):
+        Registry.from_entries(raw)
 
 
 def test_compute_to_memory_ratio_as_the_seed_computes_it(registry):
@@ -58,9 +87,10 @@ def test_jacket_entries_share_one_kernel_with_different_defines(registry):
         assert v.grid(M=4096, N=4097) == (-(-4097 // cols), -(-4096 // rows), 1)
 
 
-def test_int32_mode_is_for_the_naive_and_tiled_steps(registry):
-    ints = [v.id for v in registry.values() if "int32" in v.dtypes]
-    assert ints == ["gpu_naive", "gpu_tiled_uncoalesced", "gpu_tiled_coalesced", "gpu_tiled"]
+def test_int32_mode_is_for_kernels_written_for_any_element_type(registry):
+    """seed 003's integer mode: a kernel that lists int32 is built with -DELEM=int, so it must use ELEM."""
+    ints = [v for v in registry.values() if "int32" in v.dtypes]
+    assert ints and all(v.backend == "cuda" and "ELEM" in v.file.read_text() for v in ints)
 
 
 def test_defines_change_the_geometry(registry):

@@ -1,16 +1,23 @@
-"""The report, rendered without a GPU from the committed results, as CI does."""
+"""The report, rendered without a GPU from the committed results, as CI does; and the probe: a
+step added to the registry changes no committed study."""
 
+import os
+import re
 import shutil
+import subprocess
+import sys
 
 import pandas as pd
 import pytest
+import yaml
 
 from conftest import ROOT, snakemake
-from matmulstudy import render
-from matmulstudy.render import FIGURES
+from matmulstudy import render, snapshot
+from matmulstudy.figures import FIGURES
+from matmulstudy.registry import load_registry
 
 TABLES = ["results.csv", "summary.csv", "hardware.csv", "gpu.json", "failures.txt", "config.yaml",
-          "crosscheck.csv", "repeat.csv"]
+          "registry.yaml", "crosscheck.csv", "repeat.csv", "sanitizer.csv", "faults.csv"]
 COMMITTED = render.studies_in(ROOT / "reports")
 RENDER = "snakemake -s workflow/render.smk --cores 1 --forceall --report reports/report.html --report-after-run"
 
@@ -36,25 +43,79 @@ def test_readme_documents_the_render_command_and_shows_the_figure():
         assert f"](reports/{folder.name}/README.md)" in readme
 
 
+def fresh_copy(dest):
+    """The repository as a fresh clone of it holds it: the tracked files, and those not yet tracked
+    that git does not ignore (a change under test)."""
+    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "--cached", "--others", "--exclude-standard",
+                             "-z"], capture_output=True, text=True, check=True).stdout.split("\0")
+    for name in filter(None, listed):
+        if (ROOT / name).is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, dest / name)
+
+
+def add_a_step(repo):
+    """What a user does to add a step: a new numbered kernel file (here a copy of a step that has a file of
+    its own, its kernel renamed) and one registry entry appended to kernels/registry.yaml."""
+    registry = load_registry()
+    model = next(v for v in registry.steps() if v.kernel == v.id)
+    number = max(int(v.file.name[:2]) for v in registry.values() if v.file) + 1
+    source = re.sub(rf"\b{model.kernel}\b", "gpu_probe", model.file.read_text())
+    (repo / "kernels" / f"{number:02d}_gpu_probe.cu").write_text(source)
+    entry = dict(registry.raw_entry(model.id), id="gpu_probe", file=f"{number:02d}_gpu_probe.cu",
+                 title="probe: a step added later", source="tests/test_report.py's probe")
+    entry.pop("kernel", None)
+    text = yaml.safe_dump([entry], sort_keys=False)
+    with open(repo / "kernels" / "registry.yaml", "a") as fh:
+        fh.write("\n" + "".join("  " + line for line in text.splitlines(keepends=True)))
+
+
 @pytest.fixture(scope="module")
-def rendered(tmp_path_factory):
-    out = tmp_path_factory.mktemp("render")
-    copy_tables(out)
-    args = RENDER.split()[1:]
-    proc = snakemake(*[a for a in args if a != "-s" and a != "workflow/render.smk"], cwd=out,
-                     snakefile=ROOT / "workflow" / "render.smk")
+def probe(tmp_path_factory):
+    """A fresh copy of the repository with a step added; its package is the one that runs there."""
+    repo = tmp_path_factory.mktemp("probe")
+    fresh_copy(repo)
+    add_a_step(repo)
+    env = {**os.environ, "PYTHONPATH": str(repo)}
+    where = subprocess.run([sys.executable, "-c", "import matmulstudy; print(matmulstudy.__file__)"], cwd=repo,
+                           env=env, capture_output=True, text=True, check=True).stdout
+    assert where.startswith(str(repo)), where
+    return repo, env
+
+
+@pytest.fixture(scope="module")
+def rendered(probe):
+    """Every committed study re-rendered in the probe's copy, as CI renders them (render.smk)."""
+    repo, env = probe
+    args = [a for a in RENDER.split()[1:] if a not in ("-s", "workflow/render.smk")]
+    proc = snakemake(*args, cwd=repo, snakefile=repo / "workflow" / "render.smk", env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    return out / "reports"
+    return repo / "reports"
+
+
+@pytest.mark.slow
+def test_a_new_step_is_in_the_dag_and_changes_no_committed_study(probe, rendered):
+    """The dry run of a study plans the new step; every committed figure, page and table re-renders
+    byte for byte from the studies' own registries (the snapshot), whatever the live one says."""
+    repo, env = probe
+    proc = snakemake("-n", "--config", "label=probe", "arch=sm_90", cwd=repo, snakefile=repo / "Snakefile", env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "results/probe/build/float32/gpu_probe.cubin" in proc.stdout
+    assert "results/probe/bench/float32/gpu_probe_s0.csv" in proc.stdout
+    changed = [str(p.relative_to(rendered)) for p in sorted(rendered.rglob("*")) if p.is_file()
+               and p.name != "report.html" and p.read_bytes() != (ROOT / "reports" / p.relative_to(rendered)).read_bytes()]
+    assert changed == []
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("label", [f.name for f in COMMITTED])
-def test_every_figure_of_every_gpu_is_drawn_with_every_step(rendered, registry, label):
+def test_every_figure_of_every_gpu_is_drawn_with_every_step(rendered, label):
     figures = rendered / label / "figures"
-    for name in FIGURES:
+    for f in FIGURES:
         for ext in ("png", "svg"):
-            assert (figures / f"{name}.{ext}").stat().st_size > 10_000, (name, ext)
-    steps = [v.title for v in registry.values() if v.backend == "cuda"]
+            assert (figures / f"{f.name}.{ext}").stat().st_size > 10_000, (f.name, ext)
+    registry = snapshot.read_registry(rendered / label)   # the study's own
+    steps = [v.title for v in registry.steps()]
     for name in ("progression", "roofline", "hardware"):
         svg = (figures / f"{name}.svg").read_text()
         positions = [svg.find(t) for t in steps]
@@ -63,7 +124,7 @@ def test_every_figure_of_every_gpu_is_drawn_with_every_step(rendered, registry, 
         svg = (figures / f"{name}.svg").read_text()
         assert all(v.title in svg for v in registry.values()), name   # baselines too
     timing = (figures / "timing.svg").read_text()
-    assert all(v.title in timing for v in registry.values() if v.id != "cpu_naive")   # capped below 4096
+    assert all(v.title in timing for v in registry.values() if v.runs_on((4096,) * 3))   # some capped below
 
 
 @pytest.mark.slow
@@ -96,7 +157,7 @@ def test_cross_gpu_figure_and_the_html_report(rendered):
 
 
 @pytest.mark.slow
-def test_a_failed_measurement_is_marked_and_counted(tmp_path, registry):
+def test_a_failed_measurement_is_marked_and_counted(tmp_path):
     """One H100 measurement turned into a failure: the figures mark it, the page counts it."""
     copy_tables(tmp_path)
     folder = tmp_path / "reports" / "h100"
@@ -109,7 +170,7 @@ def test_a_failed_measurement_is_marked_and_counted(tmp_path, registry):
     s.loc[(s.variant == "gpu_tiled") & (s.dtype == "float32") & (s.M == 4096) & (s.N == 4096),
           ["verified", "samples", "median_gflops", "frac_of_cublas", "frac_of_fp32_peak"]] = [False, 0] + [None] * 3
     s.to_csv(folder / "summary.csv", index=False)
-    render.render(folder)
+    render.render(folder, only=["progression", "efficiency"])
     assert "| failed verifications | 1 (see [failures.txt](failures.txt))" in (folder / "README.md").read_text()
     assert "verification" in (folder / "figures" / "progression.svg").read_text()
     assert "failed" in (folder / "figures" / "efficiency.svg").read_text()

@@ -17,7 +17,8 @@ import yaml
 
 from conftest import ROOT
 from matmulstudy.compare import agreement
-from matmulstudy.render import FIGURES
+from matmulstudy import snapshot
+from matmulstudy.figures import FIGURES
 
 STUDIES = {"h100": "NVIDIA H100 80GB HBM3", "h200": "NVIDIA H200"}
 REPORT = ROOT / "reports" / "h100"
@@ -30,6 +31,12 @@ GPU_PROVENANCE = ["gpu_uuid", "compute_capability", "driver_version", "driver_cu
 def study(request):
     """Each committed study: (label, its results)."""
     return request.param, pd.read_csv(ROOT / "reports" / request.param / "results.csv")
+
+
+@pytest.fixture(scope="module")
+def own():
+    """The H100 study's own registry and settings: what it was measured with (never the live ones)."""
+    return snapshot.read_registry(REPORT), snapshot.read_config(REPORT)
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +61,7 @@ def gpu():
 
 
 def on_gpu(df):
-    return df[df.backend.isin(["cuda", "cublas"])]
+    return df[df.device.str.contains("NVIDIA", na=False)]
 
 
 def median_gflops(results, variant, n=4096, dtype="float32"):
@@ -78,16 +85,18 @@ def test_every_result_verified(study):
     assert (results.loc[results.dtype == "int32", "max_error"] == 0).all()
 
 
-def test_every_variant_at_every_size(study, registry):
-    _, results = study
+def test_every_variant_at_every_size(study):
+    label, results = study
+    registry, config = snapshot.read_registry(ROOT / "reports" / label), snapshot.read_config(ROOT / "reports" / label)
     square = results[(results.M == results.N) & (results.N == results.K)]
+    assert set(results["variant"]) == set(config["variants"]) == set(registry)
     for v in registry.values():
         for dtype in v.dtypes:
             sizes = set(square.loc[(square.variant == v.id) & (square.dtype == dtype), "M"])
-            assert sizes == ({256, 512} if v.id == "cpu_naive" else SIZES), (v.id, dtype)
-            if v.id != "cpu_naive":   # capped at 512: no non-square shape
-                mine = results[(results.variant == v.id) & (results.dtype == dtype)]
-                assert (mine.M != mine.N).any(), (v.id, dtype)
+            assert sizes == {n for n in SIZES if v.runs_on((n,) * 3)}, (v.id, dtype)
+            mine = results[(results.variant == v.id) & (results.dtype == dtype)]
+            shapes = {tuple(s) for s in config["shapes"] if v.runs_on(s)}
+            assert {(r.M, r.N, r.K) for r in mine.itertuples() if not r.M == r.N == r.K} == shapes, (v.id, dtype)
 
 
 def test_gpu_launches_were_timed_cold_behind_the_blocking_kernel(study):
@@ -96,9 +105,8 @@ def test_gpu_launches_were_timed_cold_behind_the_blocking_kernel(study):
     assert gpu["cache"].eq("cold").all()
 
 
-def test_timing_stopped_for_a_recorded_reason(results, summary):
-    with open(ROOT / "config" / "config.yaml") as fh:
-        cfg = yaml.safe_load(fh)
+def test_timing_stopped_for_a_recorded_reason(results, summary, own):
+    cfg = own[1]
     assert summary["stop_reason"].isin(["noise", "time", "samples"]).all()
     quiet = summary[summary.stop_reason == "noise"]
     assert (quiet["noise"] <= cfg["max_noise"]).all() and (quiet["samples"] >= cfg["min_samples"]).all()
@@ -133,7 +141,8 @@ def test_fp32_peak_from_the_attributes_and_measured_bandwidth(gpu, summary):
     assert fp32["frac_of_fp32_peak"].max() < 1
 
 
-def test_every_gpu_median_at_4096_within_3_percent_of_ncu(hardware, registry):
+def test_every_gpu_median_at_4096_within_3_percent_of_ncu(hardware, own):
+    registry = own[0]
     ncu = hardware[hardware["ncu_time_ns"].notna()].reset_index()
     assert set(ncu["variant"]) == {v.id for v in registry.values() if v.is_gpu}
     assert ncu["ncu_shape"].eq("4096x4096x4096").all()
@@ -159,7 +168,7 @@ def test_every_element_checked_unless_the_studys_own_config_named_a_limit(study)
     assert results.loc[~big, "check"].eq("full").all()
 
 
-def test_a_second_study_right_after_agrees_within_2_percent_where_the_gpu_ran_at_full_clock(summary, registry):
+def test_a_second_study_right_after_agrees_within_2_percent_where_the_gpu_ran_at_full_clock(summary, own):
     """Every GPU variant, every shape with all sizes >= 1024: the run-to-run difference of the medians.
 
     Where NVML flagged throttled samples (power cap) in either study, the
@@ -171,7 +180,9 @@ def test_a_second_study_right_after_agrees_within_2_percent_where_the_gpu_ran_at
         assert json.load(fh)["uuid"] == summary_gpu_uuid()
     both = agreement(summary, repeat)
     both = both[both[["M", "N", "K"]].min(axis=1) >= 1024]
-    gpu = both[~both.variant.isin(["numpy", "cpu_naive"])]
+    registry = own[0]
+    assert list(snapshot.read_registry(REPORT / "repeat")) == list(registry)   # the same variants, measured again
+    gpu = both[both.variant.map(lambda v: registry[v].is_gpu)]
     pairs = sum(len(v.dtypes) for v in registry.values() if v.is_gpu)
     assert len(gpu) == 5 * pairs   # 1024, 2048, 4096, 8192 and 4096x1024x8192
     keys = ["dtype", "variant", "M", "N", "K"]
@@ -196,8 +207,8 @@ def test_seed_kernels_reach_90_percent_of_their_standalone_speed(results):
     assert median_gflops(results, "gpu_tiled") >= 7_300
 
 
-def test_best_seed_step_reaches_15_tflops(results, registry):
-    best = max(median_gflops(results, v.id) for v in registry.values() if v.backend == "cuda")
+def test_best_seed_step_reaches_15_tflops(results, own):
+    best = max(median_gflops(results, v.id) for v in own[0].steps("seeds"))
     assert best >= 15_000
 
 
@@ -212,12 +223,12 @@ def test_counters_show_what_each_fix_claims(hardware):
     assert hardware["ncu_shape"].dropna().unique().tolist() == ["4096x4096x4096"]
 
 
-def test_slower_steps_are_reported_with_their_reason(results, registry):
+def test_slower_steps_are_reported_with_their_reason(results, own):
+    registry = own[0]
     notes = (REPORT / "README.md").read_text()   # the summary page
-    for v in registry.values():
-        if v.backend == "cuda":
-            assert f"| {v.title} |" in notes
-    steps = [v.id for v in registry.values() if v.backend == "cuda"]
+    for v in registry.steps():
+        assert f"| {v.title} |" in notes
+    steps = [v.id for v in registry.steps()]
     speeds = [median_gflops(results, s) for s in steps]
     slower = [registry[s].title for s, before, now in zip(steps[1:], speeds, speeds[1:]) if now < before]
     section = notes.split("Steps slower than the one before")[1].split("## Figures")[0]
@@ -228,9 +239,9 @@ def test_slower_steps_are_reported_with_their_reason(results, registry):
 
 def test_figures_and_pages_are_committed(study):
     folder = ROOT / "reports" / study[0]
-    for name in FIGURES:
+    for f in FIGURES:
         for ext in ("png", "svg"):
-            assert (folder / "figures" / f"{name}.{ext}").stat().st_size > 10_000
+            assert (folder / "figures" / f"{f.name}.{ext}").stat().st_size > 10_000
     assert (folder / "README.md").exists() and (folder / "provenance.rst").exists()
 
 

@@ -8,6 +8,8 @@ import pytest
 
 from matmulstudy import plots, results
 from matmulstudy.errors import StudyError
+from matmulstudy.registry import Registry
+from matmulstudy.study import Study
 
 GPU = {"gpu_name": "Test GPU", "fp32_peak_gflops": 60000.0}
 
@@ -20,7 +22,7 @@ def fixture_rows(registry, sizes=(256, 1024, 4096), shapes=((1537, 3001, 997),),
     for vid, v in registry.items():
         speed.setdefault(vid, 3000 + 1000 * v.order)
         for shape in [(n, n, n) for n in sizes] + list(shapes):
-            if vid == "cpu_naive" and max(shape) > 256:
+            if not v.runs_on(shape):
                 continue
             flop = 2 * np.prod(shape, dtype=float)
             ok = (vid, shape[0]) != fail
@@ -40,7 +42,7 @@ def fixture_rows(registry, sizes=(256, 1024, 4096), shapes=((1537, 3001, 997),),
 
 def test_summary_uses_median_and_iqr_of_verified_samples(registry):
     df = fixture_rows(registry)
-    s = results.summary(df)
+    s = results.summary(df, registry)
     row = s[(s.variant == "cublas") & (s.M == 4096)].iloc[0]
     ok = df[(df.variant == "cublas") & (df.M == 4096)]
     assert row.median_gflops == pytest.approx(ok.gflops.median())
@@ -51,7 +53,7 @@ def test_summary_uses_median_and_iqr_of_verified_samples(registry):
 
 
 def test_summary_counts_throttled_samples_and_gives_fractions(registry):
-    s = results.summary(fixture_rows(registry), GPU).set_index(["variant", "M"])
+    s = results.summary(fixture_rows(registry), registry, GPU).set_index(["variant", "M"])
     tiled = s.loc[("gpu_tiled", 4096)]
     assert tiled.throttled_samples == 1 and tiled.clock_unknown_samples == 0 and tiled.min_sm_clock_mhz == 1700
     assert tiled.stop_reason == "noise" and tiled.noise == 0.004
@@ -64,7 +66,7 @@ def test_summary_counts_throttled_samples_and_gives_fractions(registry):
 
 
 def test_ncu_time_is_set_beside_the_median(registry):
-    summ = results.summary(fixture_rows(registry), GPU)
+    summ = results.summary(fixture_rows(registry), registry, GPU)
     med = summ[(summ.variant == "gpu_naive") & (summ.M == 4096)].median_ms.iloc[0]
     hw = pd.DataFrame([{"variant": "gpu_naive", "dtype": "float32", "ncu_shape": "4096x4096x4096",
                         "ncu_time_ns": med * 1.02e6}])
@@ -91,32 +93,63 @@ def test_collect_refuses_results_from_two_gpus(tmp_path, registry):
     assert (merged["gpu"] == "Test GPU").all() and "title" in merged
 
 
-def test_report_renders_from_a_results_fixture(tmp_path, registry):
+def fixture_study(registry, folder, hardware=None) -> Study:
     df = fixture_rows(registry)
-    paths = plots.size_sweep(df, registry, GPU["gpu_name"], tmp_path / "size_sweep")
-    paths += plots.progression(df, registry, GPU, 4096, tmp_path / "progression")
+    hw = hardware if hardware is not None else pd.DataFrame(columns=["variant", "dtype"])
+    return Study(folder, df, results.summary(df, registry, GPU), hw, GPU, registry, {}, 4096)
+
+
+def test_report_renders_from_a_results_fixture(tmp_path, registry):
+    study = fixture_study(registry, tmp_path)
+    paths = plots.size_sweep(study, tmp_path / "size_sweep")
+    paths += plots.progression(study, tmp_path / "progression")
     for p in paths:
         assert p.stat().st_size > 5000
     svg = (tmp_path / "progression.svg").read_text()
-    for v in registry.values():
-        assert (v.title in svg) == (v.backend == "cuda"), v.id   # the GPU steps, in order
-    assert "cuBLAS FP32" in svg and "FP32 peak" in svg
+    for v in registry.values():   # the steps as bars, the FP32 reference as a line
+        assert (v.title in svg) == (v.is_step or v == registry.reference("fp32")), v.id
+    assert f"{registry.reference('fp32').title}: " in svg and "FP32 peak" in svg
     assert re.search(r"×0\.3\d slower", svg)   # step 3 of the fixture runs at a third of step 2
     assert len(re.findall(r"×\d\.\d\d slower", svg)) == 1
     assert "verification failed" in (tmp_path / "size_sweep.svg").read_text()
+
+
+def test_steps_of_several_chapters_are_drawn_in_their_chapters(tmp_path, registry):
+    """A second chapter: its steps get the next palette, and the progression a divider and the titles."""
+    raw = {**registry.raw, "chapters": registry.raw["chapters"] + [{"id": "later", "title": "a later chapter"}]}
+    entries = [dict(e) for e in registry.raw["variants"]]
+    steps = [e for e in entries if e.get("role", "step") == "step" and e["backend"] == "cuda"]
+    for e in steps[len(steps) // 2:]:
+        e["chapter"] = "later"
+    two = Registry.from_entries({**raw, "variants": entries})
+    colours = plots.palette(two)
+    first, later = two.steps(two.steps()[0].chapter), two.steps("later")
+    assert colours[first[0].title] != colours[later[0].title]
+    plots.progression(fixture_study(two, tmp_path), tmp_path / "progression")
+    svg = (tmp_path / "progression.svg").read_text()
+    assert "a later chapter" in svg and two.chapters[first[0].chapter].title in svg
+
+
+def test_palette_scales_to_any_number_of_steps(registry):
+    first = registry.steps()[0]
+    entries = [dict(registry.raw_entry(first.id), id=f"step_{i}", title=f"step {i}", kernel=first.kernel)
+               for i in range(40)]
+    many = Registry.from_entries({**registry.raw, "variants": entries})
+    colours = plots.palette(many)
+    assert len(set(colours.values())) == 40
 
 
 def test_hardware_figure_renders_with_and_without_ncu(tmp_path, registry):
     rows = [{"variant": v.id, "dtype": "float32", "fma_per_lds": 1.0 + v.order, "occupancy": 0.5,
              "flop_per_byte": v.flop_per_byte, "global_ld_sectors_per_request": 4.0,
              "bank_conflicts_per_shared_ld": 0.1, "achieved_occupancy_pct": 40.0, "dram_throughput_pct": 10.0}
-            for v in registry.values() if v.backend == "cuda"]
+            for v in registry.steps()]
     hw = pd.DataFrame(rows)
-    paths = plots.hardware(hw, registry, "Test GPU", tmp_path / "hw")
+    paths = plots.hardware(fixture_study(registry, tmp_path, hw), tmp_path / "hw")
     assert "global-load sectors" in (tmp_path / "hw.svg").read_text()
-    paths += plots.hardware(hw.drop(columns=["global_ld_sectors_per_request", "bank_conflicts_per_shared_ld",
-                                             "achieved_occupancy_pct", "dram_throughput_pct"]),
-                            registry, "Test GPU", tmp_path / "hw_bare")
+    bare = hw.drop(columns=["global_ld_sectors_per_request", "bank_conflicts_per_shared_ld",
+                            "achieved_occupancy_pct", "dram_throughput_pct"])
+    paths += plots.hardware(fixture_study(registry, tmp_path, bare), tmp_path / "hw_bare")
     assert "global-load sectors" not in (tmp_path / "hw_bare.svg").read_text()
     for p in paths:
         assert p.stat().st_size > 5000
@@ -140,7 +173,7 @@ def test_collect_refuses_results_from_two_commits_or_two_gpus_of_one_model(tmp_p
 
 def test_two_studies_are_compared_measurement_by_measurement(registry):
     from matmulstudy.compare import agreement
-    first = results.summary(fixture_rows(registry), GPU)
+    first = results.summary(fixture_rows(registry), registry, GPU)
     second = first.copy()
     second["median_ms"] *= 1.01
     out = agreement(first, second)

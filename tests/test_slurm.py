@@ -185,7 +185,7 @@ def test_cpu_study_through_slurm_equals_a_local_run(slurm, tmp_path):
     jobs = _jobs(slurm)[before:]
     assert jobs and all(j["JobState"] == "COMPLETED" for j in jobs), [j["JobState"] for j in jobs]
     comments = " ".join(j["detail"] for j in jobs)
-    for rule in ("inputs", "reference", "compile_cpu", "collect", "report"):
+    for rule in ("make_inputs", "make_reference", "compile_kernel", "collect_results", "plot_report"):
         assert f"rule_{rule}_" in comments or f"rule_{rule}\n" in comments, rule
     timing = [j for j in jobs if "rule_timing" in j["detail"]]
     assert len(timing) == 1, "every timed job of the study in one Slurm job"
@@ -208,7 +208,7 @@ def test_cpu_study_through_slurm_equals_a_local_run(slurm, tmp_path):
 def test_gpu_jobs_ask_slurm_for_the_labels_gpu(slurm, tmp_path):
     """A GPU study: the timed jobs go as one Slurm job with --gpus=h100:1; nothing else asks for a GPU.
 
-    This node has no real GPU, so that job fails inside (gpu_info says so in
+    This node has no real GPU, so that job fails inside (query_gpu says so in
     one line); what is checked is what Slurm received.
     """
     _study(tmp_path, variants=["numpy", "gpu_naive", "gpu_tiled"], sizes=[16], shapes=[], reference_size=16)
@@ -221,5 +221,5 @@ def test_gpu_jobs_ask_slurm_for_the_labels_gpu(slurm, tmp_path):
     assert len(timing) == 1 and "TresPerJob=gres:gpu:h100:1" in timing[0]["detail"]
     assert others and not any("gres:gpu" in j["detail"] for j in others)
     assert any("rule_compile_" in j["detail"] for j in others)   # nvcc builds run on CPU-only jobs
-    log = (tmp_path / "logs" / "gpu_info" / "h100.log").read_text()
+    log = (tmp_path / "logs" / "query_gpu" / "h100.log").read_text()
     assert log.startswith("error: no usable GPU:")

@@ -8,7 +8,8 @@ import pytest
 import yaml
 
 from conftest import ROOT, snakemake
-from matmulstudy.config import bench_jobs, builds, check_method, shapes, validate
+from matmulstudy import snapshot
+from matmulstudy.config import bench_jobs, builds, check_method, validate
 
 
 def job_counts(stdout: str) -> dict[str, int]:
@@ -21,27 +22,27 @@ def test_dry_run_builds_the_expected_dag(tmp_path, default_config, registry, ncu
     proc = snakemake("-n", "--directory", str(tmp_path), "--configfile", str(ROOT / "config/config.yaml"),
                      "--config", "label=h100", "arch=sm_90", f"ncu={str(ncu).lower()}")
     assert proc.returncode == 0, proc.stderr
-    cfg = validate(dict(default_config, ncu=ncu), registry)
-    n_inputs = len(shapes(cfg)) * len(cfg["seeds"]) * len(cfg["dtypes"])
-    cuda_builds = [(v, d) for v, d in builds(cfg, registry) if v.backend == "cuda"]
+    settings = validate(dict(default_config, ncu=ncu), registry)
+    n_inputs = len(settings.grid()) * len(settings.seeds) * len(settings.dtypes)
+    built = builds(settings, registry)
+    cuda_builds = [(v, d) for v, d in built if v.backend == "cuda"]
     counts = job_counts(proc.stdout)
     expected = {
-        "gpu_info": 1,
+        "query_gpu": 1,
         "compile_harness": 1,
-        "compile": len(cuda_builds),
-        "inspect": len(cuda_builds),
-        "compile_cpu": 1,
-        "inputs": n_inputs,   # no reference job: a study with a GPU makes its references there
-        "bench": len(bench_jobs(cfg, registry)),
-        "collect": 1,
-        "report": 1,
+        "compile_kernel": len(built),
+        "inspect_sass": len(cuda_builds),
+        "make_inputs": n_inputs,   # no make_reference job: a study with a GPU makes its references there
+        "measure_variant": len(bench_jobs(settings, registry)),
+        "collect_results": 1,
+        "plot_report": 1,
         "all": 1,
     }
     if ncu:
-        expected["profile"] = sum(v.is_gpu for v in registry.values())
+        expected["profile_kernel"] = sum(v.is_gpu for v in registry.values())
     assert counts == expected
-    assert all(check_method(s, cfg, True) == "gpu" for s in shapes(cfg))   # every element, every shape
-    assert len(cuda_builds) == 13   # 9 steps in float32, the 4 naive and tiled ones in int32 too
+    assert all(check_method(s, settings.check, True) == "gpu" for s in settings.grid())   # every element, every shape
+    assert len(cuda_builds) == sum(len(v.dtypes) for v in registry.values() if v.backend == "cuda")
     assert "results/h100/build/int32/gpu_tiled.cubin" in proc.stdout
     assert "reports/h100/figures/progression.png" in proc.stdout
     assert "reports/h100/figures/progression_int32.png" in proc.stdout
@@ -93,21 +94,23 @@ def test_cpu_only_study_runs_end_to_end_and_renders(tmp_path, registry):
     counts = df.groupby(["variant", "M", "N", "K"]).size()
     assert counts.between(cfg["min_samples"], cfg["max_samples"]).all()
     assert df["stop_reason"].isin(["noise", "time", "samples"]).all() and df["noise"].notna().all()
-    big = df["M"] * df["N"] * df["K"] > cfg["full_check_max_size"] ** 3
+    big = df["M"] * df["N"] * df["K"] > cfg["full_check_max_size"] ** 3   # the option, exercised
     assert big.any() and (df.loc[big, "check"] == "freivalds").all() and (df.loc[~big, "check"] == "full").all()
     assert not (tmp_path / "results/inputs/float32/96x96x96_s0/ref.npy").exists()
     for column in ("git_commit", "git_dirty", "config_hash", "host", "python", "timestamp"):
         assert df[column].notna().all(), column
     assert df["config_hash"].nunique() == 1 and df["git_commit"].nunique() == 1
-    naive = df[df.variant == "cpu_naive"]
-    assert naive["compiler"].str.startswith("gcc").all() and (naive["compiler_flags"] == "-O2 -shared -fPIC").all()
+    built = df[df.backend == "c"]
+    assert built["compiler"].str.startswith("gcc").all() and (built["compiler_flags"] == "-O2 -shared -fPIC").all()
+    own = snapshot.read_registry(report)   # what the study was measured with, kept beside it
+    assert list(own) == cfg["variants"] and snapshot.read_config(report)["label"] == cfg["label"]
     for name in ("size_sweep", "progression", "hardware"):
         for ext in ("png", "svg"):
             assert (report / "figures" / f"{name}.{ext}").stat().st_size > 5000
     assert (report / "failures.txt").read_text() == ""
     assert "Every result verified" in proc.stderr
     # one log per job: one bench job per variant, every shape in it
-    assert len(list((tmp_path / "logs" / "bench").rglob("*.log"))) == len(cfg["variants"])
+    assert len(list((tmp_path / "logs" / "measure_variant").rglob("*.log"))) == len(cfg["variants"])
     # nothing to redo: an interrupted or finished study resumes where it stands
     again = snakemake("-n", "--directory", str(tmp_path))
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
@@ -126,7 +129,7 @@ def test_without_gpu_the_gpu_jobs_stop_in_one_line_and_builds_run(tmp_path):
                sizes=[16], shapes=[], reference_size=16)
     proc = snakemake("--cores", "1", "--directory", str(tmp_path))
     assert proc.returncode != 0
-    log = (tmp_path / "logs/gpu_info/nogpu.log").read_text()
+    log = (tmp_path / "logs/query_gpu/nogpu.log").read_text()
     assert log.startswith("error: no usable GPU:") and len(log.strip().splitlines()) == 1
     assert "error: no usable GPU:" in proc.stderr
     # every result of a GPU study is checked on the GPU, NumPy's too: no bench job ran
@@ -139,6 +142,6 @@ def test_list_overrides_on_the_command_line(tmp_path, default_config, registry):
                      "--config", "label=mini", "arch=sm_90", "sizes=[64,128]", "shapes=[[17,33,65]]",
                      "reference_size=128", "dtypes=[float32]")
     assert proc.returncode == 0, proc.stderr
-    cfg = validate(dict(default_config, sizes=[64, 128], shapes=[[17, 33, 65]], reference_size=128,
-                        dtypes=["float32"]), registry)
-    assert job_counts(proc.stdout)["bench"] == len(bench_jobs(cfg, registry))
+    settings = validate(dict(default_config, sizes=[64, 128], shapes=[[17, 33, 65]], reference_size=128,
+                             dtypes=["float32"]), registry)
+    assert job_counts(proc.stdout)["measure_variant"] == len(bench_jobs(settings, registry))

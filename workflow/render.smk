@@ -1,7 +1,10 @@
 # Every figure, summary page and Snakemake's HTML report again, from the
-# tables committed under reports/: no GPU, nothing measured.
+# tables committed under reports/ and each study's own registry and
+# settings: no GPU, nothing measured, the live registry never read.
 #   snakemake -s workflow/render.smk --cores 1 --forceall --report reports/report.html --report-after-run
 from snakemake.utils import min_version
+
+from matmulstudy.figures import GPUS_OUTPUTS, report_outputs
 
 min_version("9.0")
 
@@ -18,4 +21,4 @@ include: "rules/report.smk"
 rule all:
     input:
         [path for label in REPORT_LABELS for path in report_outputs(label)],
-        gpus_outputs() if REPORT_LABELS else [],
+        GPUS_OUTPUTS if REPORT_LABELS else [],

@@ -1,8 +1,9 @@
 # Every sample of the study in one tidy table, with the summary, failures,
-# the GPU's facts and the config the study ran with.
+# the GPU's facts, and what the study was measured with (its registry
+# entries and settings: matmulstudy/snapshot.py).
 
 
-rule collect:
+rule collect_results:
     input:
         bench=lambda wc: bench_csvs(wc.label),
         resources=lambda wc: resource_reports(wc.label),
@@ -16,9 +17,12 @@ rule collect:
         hardware="reports/{label}/hardware.csv",
         failures="reports/{label}/failures.txt",
         gpu="reports/{label}/gpu.json",
+        registry="reports/{label}/registry.yaml",
         config="reports/{label}/config.yaml",
-        **({"sanitizer": "reports/{label}/sanitizer.csv"} if CFG["sanitizer"] else {}),
+        **({"sanitizer": "reports/{label}/sanitizer.csv"} if SETTINGS.sanitizer else {}),
     log:
-        "logs/collect/{label}.log",
+        "logs/collect_results/{label}.log",
+    params:
+        settings=SETTINGS,
     script:
-        "../scripts/collect.py"
+        "../scripts/collect_results.py"

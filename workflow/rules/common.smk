@@ -1,12 +1,16 @@
-# Config validation, the registry, and the paths every rule shares.
+# The settings, the registry, and the paths and input functions every rule
+# file shares. Functions only: the rules are in one file per stage.
+import dataclasses
 import sys
 
 try:
     from matmulstudy import config as study, host
     from matmulstudy.build import HARNESS_SOURCE
     from matmulstudy.errors import StudyError
+    from matmulstudy.figures import report_outputs
     from matmulstudy.registry import load_registry
     from matmulstudy.results import failures
+    from matmulstudy.sanitize import LAUNCHER_SOURCE
 except ImportError as err:
     sys.exit(f"error: the matmulstudy package cannot be imported ({err}); "
              f"install it with: pip install -e {workflow.basedir}")
@@ -21,13 +25,13 @@ def _checked(func, *args):
 
 
 REGISTRY = _checked(load_registry)
-CFG = _checked(study.validate, config, REGISTRY)
-VARIANTS = [REGISTRY[v] for v in CFG["variants"]]
+_GIVEN = _checked(study.validate, config, REGISTRY)
+VARIANTS = [REGISTRY[v] for v in _GIVEN.variants]
 USES_GPU = any(v.is_gpu for v in VARIANTS)  # then nvcc builds at least the harness
 
 
-def _label_and_arch():
-    label, arch = CFG["label"], CFG["arch"]
+def _label_and_arch(given):
+    label, arch = given.label, given.arch
     if label == "auto" or (USES_GPU and arch == "auto"):
         try:
             gpu = host.visible_gpu()
@@ -41,7 +45,10 @@ def _label_and_arch():
     return label, (arch if USES_GPU else None)
 
 
-LABEL, ARCH = _label_and_arch()
+# The study's settings, with the label and the nvcc target resolved: what
+# every job measures with, what provenance hashes, what the study keeps.
+SETTINGS = dataclasses.replace(_GIVEN, **dict(zip(("label", "arch"), _label_and_arch(_GIVEN))))
+LABEL, ARCH = SETTINGS.label, SETTINGS.arch
 RESULTS = f"results/{LABEL}"
 REPORT = f"reports/{LABEL}"
 REPORT_LABELS = [LABEL]   # the studies the report rules draw (render.smk: every committed one)
@@ -61,9 +68,9 @@ def gpu_model(wildcards):
     return wildcards.label if USES_GPU else ""
 
 
-def variant_pattern(backend):
-    """Wildcard regex of the variants of one backend (never matches if none)."""
-    ids = [vid for vid, v in REGISTRY.items() if v.backend == backend]
+def variant_pattern(backends):
+    """Wildcard regex of the variants of some backends (never matches if none)."""
+    ids = [vid for vid, v in REGISTRY.items() if v.backend in backends]
     return "|".join(ids) if ids else "(?!)"
 
 
@@ -72,36 +79,66 @@ def input_dir(dtype, shape, seed):
 
 
 def binary_path(label, variant, dtype):
+    """A built variant: a cubin (cuda) or a shared library (c); its resource report is this + .json."""
     suffix = {"cuda": "cubin", "c": "so"}[variant.backend]
     return f"results/{label}/build/{dtype}/{variant.id}.{suffix}"
 
 
-BENCH_SHAPES = {(v.id, dtype, seed): shapes for v, dtype, seed, shapes in study.bench_jobs(CFG, REGISTRY)}
+# --- measure_variant: one job per variant, dtype and seed ------------------
 
+BENCH_SHAPES = {(v.id, dtype, seed): shapes for v, dtype, seed, shapes in study.bench_jobs(SETTINGS, REGISTRY)}
+
+
+def bench_problems(wc):
+    """Per shape of this job: its input files, and how its results are checked (study.check_method):
+    'gpu' and 'freivalds' need only A and B, 'cpu' the float64 reference made by make_reference."""
+    problems = []
+    for shape in BENCH_SHAPES[wc.variant, wc.dtype, int(wc.seed)]:
+        base = input_dir(wc.dtype, shape, wc.seed)
+        method = study.check_method(shape, SETTINGS.check, USES_GPU)
+        files = {"shape": shape.tag, "check": method, "a": f"{base}/A.npy", "b": f"{base}/B.npy"}
+        if method == "cpu":
+            files.update(ref=f"{base}/ref.npy", scale=f"{base}/scale.npy")
+        problems.append(files)
+    return problems
+
+
+def bench_inputs(wc):
+    variant = REGISTRY[wc.variant]
+    inputs = {"data": [path for p in bench_problems(wc) for key, path in p.items() if key not in ("shape", "check")]}
+    if variant.is_built:
+        inputs["binary"] = binary_path(wc.label, variant, wc.dtype)
+        inputs["build"] = binary_path(wc.label, variant, wc.dtype) + ".json"
+    if USES_GPU:   # GPU variants run on it; every variant's results are checked on it
+        inputs["gpu"] = f"results/{wc.label}/gpu.json"
+        inputs["harness"] = f"results/{wc.label}/build/harness.cubin"
+    return inputs
+
+
+# --- what collect_results gathers ------------------------------------------
 
 def bench_csvs(label):
     return [f"results/{label}/bench/{dtype}/{vid}_s{seed}.csv" for vid, dtype, seed in BENCH_SHAPES]
 
 
 def resource_reports(label):
-    return [f"results/{label}/build/{dtype}/{v.id}.resources.json"
-            for v, dtype in study.builds(CFG, REGISTRY)]
+    return [binary_path(label, v, dtype) + ".json" for v, dtype in study.builds(SETTINGS, REGISTRY)]
 
 
 def sass_reports(label):
     return [f"results/{label}/build/{dtype}/{v.id}.sass.json"
-            for v, dtype in study.builds(CFG, REGISTRY) if v.backend == "cuda"]
+            for v, dtype in study.builds(SETTINGS, REGISTRY) if v.backend == "cuda"]
 
 
 def ncu_reports(label):
-    if not CFG["ncu"]:
+    if not SETTINGS.ncu:
         return []
-    size = CFG["ncu_size"]
+    size = SETTINGS.ncu_size
     return [f"results/{label}/ncu/{v.id}_{size}x{size}x{size}.json" for v in VARIANTS if v.is_gpu]
 
 
 def sanitizer_reports(label):
-    if not CFG["sanitizer"]:
+    if not SETTINGS.sanitizer:
         return []
     return [f"results/{label}/sanitizer/{v.id}.csv" for v in VARIANTS if v.backend == "cuda"]
 
@@ -112,9 +149,9 @@ def gpu_json(label):
 
 def final_outputs():
     """The study's tables, figures and pages, and the optional stages' own outputs: asked for here,
-    an ncu or sanitizer run added to a finished study runs, and collect then takes it in (Snakemake
-    does not run a job for an input that only a job with nothing else to do would read)."""
-    sanitizer = [f"{REPORT}/sanitizer.csv"] if CFG["sanitizer"] else []
+    an ncu or sanitizer run added to a finished study runs, and collect_results then takes it in
+    (Snakemake does not run a job for an input that only a job with nothing else to do would read)."""
+    sanitizer = [f"{REPORT}/sanitizer.csv"] if SETTINGS.sanitizer else []
     return ([f"{REPORT}/results.csv", f"{REPORT}/summary.csv", f"{REPORT}/hardware.csv"] + sanitizer
             + ncu_reports(LABEL) + sanitizer_reports(LABEL) + report_outputs(LABEL))
 

@@ -1,40 +1,24 @@
-# Build every compiled variant: nvcc -> cubin (GPU), gcc -O2 -> shared library (CPU).
-# Each job logs the compiler's full output; the resource report becomes JSON.
+# Build every compiled variant (nvcc -> cubin on the GPU side, gcc -O2 ->
+# shared library for the CPU loop), the harness and the sanitizer's launcher;
+# read the main loop's instruction mix off each cubin. Each job logs the
+# compiler's full output; the resource report becomes JSON.
 
 
-rule compile:
+rule compile_kernel:
     wildcard_constraints:
-        variant=variant_pattern("cuda"),
+        variant=variant_pattern(("cuda", "c")),
+        ext="cubin|so",
     input:
         source=lambda wc: str(REGISTRY[wc.variant].file),
     output:
-        binary="results/{label}/build/{dtype}/{variant}.cubin",
-        resources="results/{label}/build/{dtype}/{variant}.resources.json",
+        binary="results/{label}/build/{dtype}/{variant}.{ext}",
+        resources="results/{label}/build/{dtype}/{variant}.{ext}.json",
     log:
-        "logs/compile/{label}/{dtype}/{variant}.log",
+        "logs/compile_kernel/{label}/{dtype}/{variant}.{ext}.log",
     params:
-        arch=ARCH,
-        defines=lambda wc: REGISTRY[wc.variant].defines,
+        arch=lambda wc: ARCH if REGISTRY[wc.variant].backend == "cuda" else None,
     script:
-        "../scripts/compile.py"
-
-
-rule compile_cpu:
-    wildcard_constraints:
-        variant=variant_pattern("c"),
-    input:
-        source=lambda wc: str(REGISTRY[wc.variant].file),
-    output:
-        binary="results/{label}/build/{dtype}/{variant}.so",
-        resources="results/{label}/build/{dtype}/{variant}.resources.json",
-    log:
-        "logs/compile_cpu/{label}/{dtype}/{variant}.log",
-    params:
-        arch=None,
-        defines=lambda wc: REGISTRY[wc.variant].defines,
-    script:
-        "../scripts/compile.py"
-
+        "../scripts/compile_kernel.py"
 
 
 rule compile_harness:
@@ -50,12 +34,23 @@ rule compile_harness:
         "../scripts/compile_harness.py"
 
 
-rule inspect:
+rule compile_launcher:
+    input:
+        source=str(LAUNCHER_SOURCE),
+    output:
+        "results/{label}/build/launch",
+    log:
+        "logs/compile_launcher/{label}.log",
+    script:
+        "../scripts/compile_launcher.py"
+
+
+rule inspect_sass:
     input:
         cubin="results/{label}/build/{dtype}/{variant}.cubin",
     output:
         "results/{label}/build/{dtype}/{variant}.sass.json",
     log:
-        "logs/inspect/{label}/{dtype}/{variant}.log",
+        "logs/inspect_sass/{label}/{dtype}/{variant}.log",
     script:
         "../scripts/inspect_sass.py"

@@ -1,25 +1,26 @@
-# Seeded inputs, one pair per shape and seed, and their float64 reference.
+# Seeded inputs, one pair per shape and seed, and, for a CPU-only study,
+# their float64 reference (a study with a GPU makes its references there).
 
 
-rule inputs:
+rule make_inputs:
     output:
         a="results/inputs/{dtype}/{shape}_s{seed}/A.npy",
         b="results/inputs/{dtype}/{shape}_s{seed}/B.npy",
     log:
-        "logs/inputs/{dtype}/{shape}_s{seed}.log",
+        "logs/make_inputs/{dtype}/{shape}_s{seed}.log",
     script:
         "../scripts/make_inputs.py"
 
 
-rule reference:
+rule make_reference:
     input:
-        a=rules.inputs.output.a,
-        b=rules.inputs.output.b,
+        a=rules.make_inputs.output.a,
+        b=rules.make_inputs.output.b,
     output:
         ref="results/inputs/{dtype}/{shape}_s{seed}/ref.npy",
         scale="results/inputs/{dtype}/{shape}_s{seed}/scale.npy",
     log:
-        "logs/reference/{dtype}/{shape}_s{seed}.log",
+        "logs/make_reference/{dtype}/{shape}_s{seed}.log",
     threads: workflow.cores
     script:
         "../scripts/make_reference.py"

@@ -1,12 +1,11 @@
 # compute-sanitizer's four tools on one launch of one cuda variant per shape.
 from matmulstudy import registry, rulescript, sanitize
-from matmulstudy.config import Shape
 
 
 def main(snakemake, log):
     variant = registry.load_registry()[snakemake.wildcards.variant]
-    shapes = [Shape(*s) for s in snakemake.params.shapes]
-    table = sanitize.sanitize(variant, snakemake.input.cubin, snakemake.input.launcher, shapes, log)
+    table = sanitize.sanitize(variant, snakemake.input.cubin, snakemake.input.launcher,
+                              list(snakemake.params.shapes), log)
     table.to_csv(snakemake.output[0], index=False)
     print(sanitize.verdict(table).iloc[0], file=log)
 

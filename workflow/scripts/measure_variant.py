@@ -16,7 +16,7 @@ GPU_FACTS = {"uuid": "gpu_uuid", "compute_capability": "compute_capability",
 
 def facts(snakemake) -> dict:
     inp = snakemake.input
-    out = provenance.run_facts(snakemake.config)
+    out = provenance.run_facts(snakemake.params.config_hash)
     if inp.get("gpu"):
         with open(inp.gpu) as fh:
             gpu = json.load(fh)
@@ -49,7 +49,8 @@ def main(snakemake, log):
                 elif problem["check"] == "cpu":
                     reference = bench.HostReference(data.load(problem["ref"]), data.load(problem["scale"]))
                 rows = bench.measure(variant, shape, seed, a, b, inp.get("binary"), snakemake.params.timing,
-                                     harness=inp.get("harness"), session=session, reference=reference)
+                                     snakemake.params.check, harness=inp.get("harness"), session=session,
+                                     reference=reference)
             frames.append(rows)
             print(f"{variant.id} {shape.tag}: " + bench.describe(rows), flush=True)
     pd.concat(frames, ignore_index=True).assign(**facts(snakemake)).to_csv(snakemake.output[0], index=False)

@@ -1,9 +1,10 @@
-# Gather every bench job into the study's tidy tables.
+# Gather every measuring job into the study's tidy tables, and keep what it was measured with.
 import json
+from pathlib import Path
 
 import pandas as pd
 
-from matmulstudy import registry, results, rulescript
+from matmulstudy import registry, results, rulescript, snapshot
 
 
 def main(snakemake, log):
@@ -15,7 +16,7 @@ def main(snakemake, log):
     if gpu:
         with open(gpu) as fh:
             info = json.load(fh)
-    summ = results.summary(df, info if gpu else None)
+    summ = results.summary(df, reg, info if gpu else None)
     summ.to_csv(snakemake.output.summary, index=False)
     sanitizer = None
     if snakemake.input.sanitizer:
@@ -26,7 +27,7 @@ def main(snakemake, log):
     results.ncu_agreement(hw, summ).to_csv(snakemake.output.hardware, index=False)
     with open(snakemake.output.gpu, "w") as fh:   # the report's facts, kept with the results
         json.dump(info, fh, indent=2)
-    results.write_config(snakemake.config, snakemake.output.config)
+    snapshot.write(Path(snakemake.output.config).parent, reg, snakemake.params.settings)
     for line in results.write_failures(df, snakemake.output.failures):
         print(f"VERIFICATION FAILED: {line}")
     print(f"{len(df)} samples from {len(snakemake.input.bench)} measurements")

@@ -1,0 +1,55 @@
+"""The one table of a study's figures.
+
+Each entry is one figure: its name (figures/<name>.png and .svg), the
+function that draws it from a Study, its category in Snakemake's HTML
+report, its caption file (workflow/report/), and the line the summary page
+gives it. render.py draws them, report.smk names their outputs, captions and
+categories, pages.py lists them. Adding a figure is an entry here, its
+drawing function and its caption.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from . import plots
+from .study import Study
+
+
+@dataclass(frozen=True)
+class Figure:
+    name: str
+    draw: Callable[[Study, Path], list[Path]]
+    category: str
+    caption: str
+    what: str
+
+
+FIGURES = (
+    Figure("progression", plots.progression, "1. Progression", "progression.rst",
+           "the optimisation progression at the reference size, with cuBLAS FP32 and the FP32 peak"),
+    Figure("progression_int32", plots.progression_int32, "1. Progression", "progression_int32.rst",
+           "the same for seed 003's int32 mode"),
+    Figure("size_sweep", plots.size_sweep, "2. Scaling with size", "size_sweep.rst",
+           "GFLOP/s against size for every variant, with the interquartile range"),
+    Figure("efficiency", plots.efficiency, "3. Efficiency", "efficiency.rst",
+           "each variant as a fraction of cuBLAS FP32 and of the FP32 peak, per shape"),
+    Figure("roofline", plots.roofline, "3. Efficiency", "roofline.rst",
+           "each step at its arithmetic intensity, under the measured bandwidth and the FP32 peak"),
+    Figure("hardware", plots.hardware, "4. What explains each step", "hardware.rst",
+           "registers, occupancy, instruction mix and the ncu counters per step"),
+    Figure("timing", plots.timing, "5. Timing noise", "timing.rst",
+           "every timed sample at the reference size, as its deviation from the median"),
+)
+
+
+def report_outputs(label: str) -> list[str]:
+    """What the plot_report rule writes for one study: every figure, the page, the caption facts."""
+    return [f"reports/{label}/figures/{f.name}.{ext}" for f in FIGURES for ext in ("svg", "png")] + [
+        f"reports/{label}/README.md", f"reports/{label}/provenance.rst"]
+
+
+GPUS_OUTPUTS = ["reports/figures/progression_by_gpu.svg", "reports/figures/progression_by_gpu.png",
+                "reports/README.md"]   # what plot_gpus writes
