@@ -54,20 +54,22 @@ def fresh_copy(dest):
             shutil.copy2(ROOT / name, dest / name)
 
 
-def add_a_step(repo):
+def add_a_step(repo) -> str:
     """What a user does to add a step: a new numbered kernel file (here a copy of a step that has a file of
-    its own, its kernel renamed) and one registry entry appended to kernels/registry.yaml."""
-    registry = load_registry()
+    its own, its kernel renamed) and one registry entry appended to kernels/registry.yaml. Returns its id."""
+    registry = load_registry(repo / "kernels" / "registry.yaml")
     model = next(v for v in registry.steps() if v.kernel == v.id)
     number = max(int(v.file.name[:2]) for v in registry.values() if v.file) + 1
-    source = re.sub(rf"\b{model.kernel}\b", "gpu_probe", model.file.read_text())
-    (repo / "kernels" / f"{number:02d}_gpu_probe.cu").write_text(source)
-    entry = dict(registry.raw_entry(model.id), id="gpu_probe", file=f"{number:02d}_gpu_probe.cu",
-                 title="probe: a step added later", source="tests/test_report.py's probe")
+    vid = f"gpu_added_{number:02d}"
+    source = re.sub(rf"\b{model.kernel}\b", vid, model.file.read_text())
+    (repo / "kernels" / f"{number:02d}_{vid}.cu").write_text(source)
+    entry = dict(registry.raw_entry(model.id), id=vid, file=f"{number:02d}_{vid}.cu",
+                 title=f"{number} a step added later", source="tests/test_report.py's probe")
     entry.pop("kernel", None)
     text = yaml.safe_dump([entry], sort_keys=False)
     with open(repo / "kernels" / "registry.yaml", "a") as fh:
         fh.write("\n" + "".join("  " + line for line in text.splitlines(keepends=True)))
+    return vid
 
 
 @pytest.fixture(scope="module")
@@ -75,18 +77,18 @@ def probe(tmp_path_factory):
     """A fresh copy of the repository with a step added; its package is the one that runs there."""
     repo = tmp_path_factory.mktemp("probe")
     fresh_copy(repo)
-    add_a_step(repo)
+    vid = add_a_step(repo)
     env = {**os.environ, "PYTHONPATH": str(repo)}
     where = subprocess.run([sys.executable, "-c", "import matmulstudy; print(matmulstudy.__file__)"], cwd=repo,
                            env=env, capture_output=True, text=True, check=True).stdout
     assert where.startswith(str(repo)), where
-    return repo, env
+    return repo, env, vid
 
 
 @pytest.fixture(scope="module")
 def rendered(probe):
     """Every committed study re-rendered in the probe's copy, as CI renders them (render.smk)."""
-    repo, env = probe
+    repo, env, _ = probe
     args = [a for a in RENDER.split()[1:] if a not in ("-s", "workflow/render.smk")]
     proc = snakemake(*args, cwd=repo, snakefile=repo / "workflow" / "render.smk", env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -97,11 +99,11 @@ def rendered(probe):
 def test_a_new_step_is_in_the_dag_and_changes_no_committed_study(probe, rendered):
     """The dry run of a study plans the new step; every committed figure, page and table re-renders
     byte for byte from the studies' own registries (the snapshot), whatever the live one says."""
-    repo, env = probe
+    repo, env, vid = probe
     proc = snakemake("-n", "--config", "label=probe", "arch=sm_90", cwd=repo, snakefile=repo / "Snakefile", env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "results/probe/build/float32/gpu_probe.cubin" in proc.stdout
-    assert "results/probe/bench/float32/gpu_probe_s0.csv" in proc.stdout
+    assert f"results/probe/build/float32/{vid}.cubin" in proc.stdout
+    assert f"results/probe/bench/float32/{vid}_s0.csv" in proc.stdout
     changed = [str(p.relative_to(rendered)) for p in sorted(rendered.rglob("*")) if p.is_file()
                and p.name != "report.html" and p.read_bytes() != (ROOT / "reports" / p.relative_to(rendered)).read_bytes()]
     assert changed == []
