@@ -42,6 +42,8 @@ FIGURES = (
            "registers, occupancy, instruction mix and the ncu counters per step"),
     Figure("timing", plots.timing, "5. Timing noise", "timing.rst",
            "every timed sample at the reference size, as its deviation from the median"),
+    Figure("margin", plots.margin, "8. Verification", "margin.rst",
+           "each variant's largest error over the bound it is checked against, per shape"),
 )
 
 

@@ -472,3 +472,36 @@ def by_gpu(studies: list[Study], size: int, stem: Path) -> list[Path]:
     fig.suptitle(f"The progression on each GPU, {size}×{size}×{size} float32", fontsize=12)
     fig.tight_layout()
     return _save(fig, stem)
+
+
+def margin(study: Study, stem: Path) -> list[Path]:
+    """Each variant's check: the largest error over its bound, per shape, against the lines that matter."""
+    s = study.summary[study.summary["dtype"] == "float32"]
+    if "margin" not in s or s["margin"].isna().all():
+        return placeholder("this study was checked before margins were recorded", stem)
+    sns.set_theme(style="whitegrid", context="notebook")
+    order = _titles(s, study.registry)
+    s = s.assign(shape=[_shape_label(*t) for t in zip(s.M, s.N, s.K)], flop=2.0 * s.M * s.N * s.K)
+    shapes = list(dict.fromkeys(s.sort_values("flop")["shape"]))
+    fig, ax = plt.subplots(figsize=(10, 0.5 * len(order) + 2))
+    sns.stripplot(data=s, y="title", x="margin", order=order, hue="shape", hue_order=shapes, palette="viridis",
+                  size=6, jitter=0, ax=ax)
+    other = s[s["precision"] != "fp32"]
+    if len(other):
+        ax.scatter(other["fp32_margin"], [order.index(t) for t in other["title"]], s=40, facecolor="none",
+                   edgecolor="black", label="against FP32's bound", zorder=4)
+    ax.axvline(0.5, color="grey", linestyle="--", linewidth=1)
+    ax.axvline(1.0, color="red", linewidth=1.5)
+    ax.annotate("a correct FP32 result:\nat most 0.5", (0.5, 1.0), xycoords=("data", "axes fraction"),
+                ha="right", va="bottom", fontsize=8, color="dimgrey", xytext=(-3, 2), textcoords="offset points")
+    ax.annotate("fails above 1", (1.0, 1.0), xycoords=("data", "axes fraction"), ha="left", va="bottom",
+                fontsize=8, color="red", xytext=(3, 2), textcoords="offset points")
+    ax.set_xscale("log")
+    _plain_log_ticks(ax.xaxis)
+    ax.set_xlabel("margin: largest |C - R| over the bound (log scale)")
+    ax.set_ylabel("")
+    ax.set_title(f"Verification margins, float32, on {study.gpu['gpu_name']}: every element checked, "
+                 "one point per shape", fontsize=11, pad=24)
+    ax.legend(title="shape", fontsize=8, title_fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
+    fig.tight_layout()
+    return _save(fig, stem)
