@@ -6,7 +6,7 @@ import io
 import pytest
 
 from matmulstudy import faults
-from matmulstudy.config import Shape
+from matmulstudy.config import Shape, default_settings
 
 
 def test_the_suite_has_each_kind_of_defect():
@@ -30,8 +30,8 @@ def test_where_a_defect_is_live():
 
 @pytest.mark.gpu
 def test_every_live_defect_is_caught_and_no_harmless_one_flagged(gpu_builds):
-    cfg = faults.suite_config()
-    table = faults.run_suite(gpu_builds["arch"], faults.load_suite(tolerance=cfg["tolerance"]), cfg,
+    check = default_settings().check
+    table = faults.run_suite(gpu_builds["arch"], faults.load_suite(tolerance=check.tolerance), check,
                              log=io.StringIO(), max_size=4096)
     assert faults.misses(table).empty, faults.misses(table).to_string()
     assert table["expected"].any() and (~table["expected"].astype(bool)).any()

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from matmulstudy import bench, data
-from matmulstudy.config import Shape
+from matmulstudy.config import Shape, Timing, default_settings
 from matmulstudy.registry import load_registry
 
 pytestmark = pytest.mark.gpu
@@ -16,8 +16,9 @@ pytestmark = pytest.mark.gpu
 SHAPES = [Shape(1, 1, 1), Shape(17, 33, 65), Shape(200, 72, 40), Shape(1000, 1000, 1000), Shape(4096, 64, 1024),
           Shape(513, 257, 129), Shape(31, 1, 4097), Shape(131, 259, 1)]
 CASES = [(v.id, d) for v in load_registry().values() if v.is_gpu for d in v.dtypes]
-CFG = {"warmup": 1, "cache": "cold", "min_samples": 3, "max_samples": 3, "max_noise": 0.005, "max_time_s": 1.0,
-       "throttle_fraction": 0.9, "tolerance": 8, "freivalds_vectors": 16}
+TIMING = Timing(warmup=1, cache="cold", min_samples=3, max_samples=3, max_noise=0.005, max_time_s=1.0,
+                throttle_fraction=0.9)
+CHECK = default_settings().check
 
 
 @functools.cache
@@ -30,7 +31,7 @@ def measure(variant, shape, dtype, gpu_builds, cubin=None):
     from matmulstudy.gpu import GpuSession
     a, b = problem(shape, dtype)
     with GpuSession() as gpu, DeviceReference(gpu, gpu_builds["harness"], a, b) as reference:
-        return bench.measure(variant, shape, 42, a, b, cubin or gpu_builds.get((variant.id, dtype)), CFG,
+        return bench.measure(variant, shape, 42, a, b, cubin or gpu_builds.get((variant.id, dtype)), TIMING, CHECK,
                              harness=gpu_builds["harness"], session=gpu, reference=reference)
 
 
@@ -39,7 +40,7 @@ def measure(variant, shape, dtype, gpu_builds, cubin=None):
 def test_gpu_variant_matches_float64_reference(registry, gpu_builds, variant_id, dtype, shape):
     rows = measure(registry[variant_id], shape, dtype, gpu_builds)
     assert rows["verified"].all(), rows[["margin", "bad_elements", "unwritten_elements"]].iloc[0].to_dict()
-    assert len(rows) == CFG["min_samples"] and (rows["time_ms"] > 0).all()
+    assert len(rows) == TIMING.min_samples and (rows["time_ms"] > 0).all()
     assert rows["blocked"].all() and rows["cache"].eq("cold").all()
     assert rows["sm_clock_mhz"].gt(0).all(), rows["nvml"].iloc[0]   # NVML read while it ran
     assert rows["reference"].eq("gpu (cuBLAS DGEMM)").all()
@@ -64,9 +65,9 @@ def test_the_gpu_reference_and_check_agree_with_the_cpus(gpu_builds, dtype):
     with GpuSession() as gpu, DeviceReference(gpu, gpu_builds["harness"], a, b) as reference:
         gpu_ref = gpu.to_host(reference.d_ref, shape[:2], np.float64)
         gpu_r = gpu.to_host(reference.d_scale, shape[:2], np.float64)
-        on_gpu = reference.check_host(c, 8, "fp32")
+        on_gpu = reference.check_host(c, CHECK.tolerance, "fp32")
     assert np.allclose(gpu_ref, ref, rtol=1e-13, atol=1e-12) and np.allclose(gpu_r, r, rtol=1e-6)
-    on_cpu = check(c, ref, r, shape.K, 8)
+    on_cpu = check(c, ref, r, shape.K, CHECK.tolerance)
     assert (on_gpu.bad, on_gpu.nan, on_gpu.unwritten) == (on_cpu.bad, on_cpu.nan, on_cpu.unwritten) == (
         3, 2 if dtype == "float32" else 0, 2)
     if dtype == "int32":

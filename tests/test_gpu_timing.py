@@ -1,18 +1,20 @@
 """The harness on the GPU: adaptive timing, cold/hot, the three checks, TF32, bandwidth (GPU only)."""
 
+import dataclasses
+
 import pytest
 
 from matmulstudy import bench, data
-from matmulstudy.config import Shape
+from matmulstudy.config import Shape, Timing, default_settings
 
 pytestmark = pytest.mark.gpu
 
-BASE = {"warmup": 2, "cache": "cold", "min_samples": 5, "max_samples": 5000, "max_noise": 0.005,
-        "max_time_s": 1.0, "throttle_fraction": 0.9, "tolerance": 8,
-        "freivalds_vectors": 16}
+BASE = Timing(warmup=2, cache="cold", min_samples=5, max_samples=5000, max_noise=0.005, max_time_s=1.0,
+              throttle_fraction=0.9)
+CHECK = default_settings().check
 
 
-def run(registry, gpu_builds, shape, check="gpu", variant="gpu_tiled", **cfg):
+def run(registry, gpu_builds, shape, check="gpu", variant="gpu_tiled", **timing):
     """Measure one variant; check: 'gpu' (every element on the GPU), 'cpu' (on the host) or 'freivalds'."""
     from matmulstudy.devicecheck import DeviceReference
     from matmulstudy.gpu import GpuSession
@@ -21,7 +23,8 @@ def run(registry, gpu_builds, shape, check="gpu", variant="gpu_tiled", **cfg):
         reference = {"gpu": lambda: DeviceReference(gpu, gpu_builds["harness"], a, b),
                      "cpu": lambda: bench.HostReference(*data.reference(a, b)), "freivalds": lambda: None}[check]()
         rows = bench.measure(registry[variant], shape, 3, a, b, gpu_builds.get((variant, "float32")),
-                             {**BASE, **cfg}, harness=gpu_builds["harness"], session=gpu, reference=reference)
+                             dataclasses.replace(BASE, **timing), CHECK, harness=gpu_builds["harness"], session=gpu,
+                             reference=reference)
         if check == "gpu":
             reference.close()
     return rows
@@ -29,13 +32,13 @@ def run(registry, gpu_builds, shape, check="gpu", variant="gpu_tiled", **cfg):
 
 def test_quiet_kernel_stops_on_noise_at_the_minimum(registry, gpu_builds):
     rows = run(registry, gpu_builds, Shape(1024, 1024, 1024), max_noise=0.5)
-    assert rows["stop_reason"].eq("noise").all() and len(rows) == BASE["min_samples"]
+    assert rows["stop_reason"].eq("noise").all() and len(rows) == BASE.min_samples
     assert rows["noise"].iloc[0] <= 0.5 and rows["cache"].eq("cold").all()
 
 
 def test_impossible_noise_target_stops_on_the_time_budget(registry, gpu_builds):
     rows = run(registry, gpu_builds, Shape(256, 256, 256), max_noise=1e-12, max_time_s=0.3)
-    assert rows["stop_reason"].eq("time").all() and len(rows) > BASE["min_samples"]
+    assert rows["stop_reason"].eq("time").all() and len(rows) > BASE.min_samples
     assert 0.3 <= rows["timing_s"].iloc[0] < 1.5
 
 
@@ -51,7 +54,7 @@ def test_each_check_verifies_a_kernel_and_catches_unwritten_output(registry, gpu
     tiled = registry["gpu_tiled"]
     half = type(tiled)(**{**tiled.__dict__, "tile_expr": ("TILE*2", "TILE")})   # grid for half the rows
     a, b = data.make_inputs(Shape(512, 256, 128), 1)
-    bad = bench.measure(half, Shape(512, 256, 128), 1, a, b, gpu_builds["gpu_tiled", "float32"], BASE,
+    bad = bench.measure(half, Shape(512, 256, 128), 1, a, b, gpu_builds["gpu_tiled", "float32"], BASE, CHECK,
                         harness=gpu_builds["harness"])
     assert not bad["verified"].any() and bad["unwritten_elements"].iloc[0] == 256 * 256
 
