@@ -37,28 +37,14 @@
 #error "BM, BN, BK, TM and TN come from kernels/registry.yaml as -D defines"
 #endif
 
+#include "load_quad.cuh"   // 16-byte loads where rows are aligned, guarded scalar ones elsewhere
+
 constexpr int THREADS = (BM / TM) * (BN / TN);
 static_assert(BM % TM == 0 && BN % TN == 0, "the thread tile must divide the block tile: change TM, TN, BM or BN");
 static_assert(TM % 4 == 0 && TN % 4 == 0 && BK % 4 == 0 && BN % 4 == 0,
               "TM, TN, BK and BN must be multiples of 4 (float4 accesses)");
 static_assert(BM * BK / 4 % THREADS == 0 && BK * BN / 4 % THREADS == 0,
               "the A and B slices must split into float4s evenly over the threads: change BK or the tiles");
-
-// Four consecutive elements of a row-major matrix with `cols` columns from (row, col), col a multiple of 4;
-// 0 past its edges. One 16-byte load where the row starts on 16 bytes (cols % 4 == 0), four guarded ones otherwise.
-__device__ __forceinline__ float4 load_quad(const float* __restrict__ X, int rows, int cols, int row, int col)
-{
-    if (cols % 4 == 0) {
-        if (row < rows && col < cols)
-            return *reinterpret_cast<const float4*>(X + (size_t)row * cols + col);
-        return make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    }
-    float v[4];
-#pragma unroll
-    for (int q = 0; q < 4; ++q)
-        v[q] = (row < rows && col + q < cols) ? X[(size_t)row * cols + col + q] : 0.0f;
-    return make_float4(v[0], v[1], v[2], v[3]);
-}
 
 extern "C" __global__ void __launch_bounds__(THREADS, 2)
 gpu_vectorized(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,

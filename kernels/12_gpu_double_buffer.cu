@@ -35,6 +35,8 @@
 #error "BM, BN, BK, WM and WN come from kernels/registry.yaml as -D defines"
 #endif
 
+#include "load_quad.cuh"   // 16-byte loads where rows are aligned, guarded scalar ones elsewhere
+
 constexpr int TM = 8, TN = 8;                 // a thread's tile: 2 x 2 pieces of 4 x 4
 constexpr int LANES_M = WM / 8, LANES_N = WN / 8;
 constexpr int THREADS = (BM / WM) * (BN / WN) * 32;
@@ -44,22 +46,6 @@ static_assert(BM % WM == 0 && BN % WN == 0, "the warp tile must divide the block
 static_assert(BK % 4 == 0 && BN % 4 == 0, "BK and BN must be multiples of 4 (float4 accesses)");
 static_assert(BM * BK / 4 % THREADS == 0 && BK * BN / 4 % THREADS == 0,
               "the A and B slices must split into float4s evenly over the threads: change BK or the tiles");
-
-// Four consecutive elements of a row-major matrix with `cols` columns from (row, col), col a multiple of 4;
-// 0 past its edges. One 16-byte load where the row starts on 16 bytes (cols % 4 == 0), four guarded ones otherwise.
-__device__ __forceinline__ float4 load_quad(const float* __restrict__ X, int rows, int cols, int row, int col)
-{
-    if (cols % 4 == 0) {
-        if (row < rows && col < cols)
-            return *reinterpret_cast<const float4*>(X + (size_t)row * cols + col);
-        return make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    }
-    float v[4];
-#pragma unroll
-    for (int q = 0; q < 4; ++q)
-        v[q] = (row < rows && col + q < cols) ? X[(size_t)row * cols + col + q] : 0.0f;
-    return make_float4(v[0], v[1], v[2], v[3]);
-}
 
 struct Slice {   // a thread's share of one K-slice of A and B, in registers between its load and its store
     float4 a[A_QUADS], b[B_QUADS];

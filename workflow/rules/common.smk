@@ -8,7 +8,7 @@ try:
     from matmulstudy.build import HARNESS_SOURCE
     from matmulstudy.errors import StudyError
     from matmulstudy.figures import report_outputs
-    from matmulstudy.registry import load_registry
+    from matmulstudy.registry import KERNELS_DIR, load_registry
     from matmulstudy.results import failures
     from matmulstudy.sanitize import LAUNCHER_SOURCE
 except ImportError as err:
@@ -25,6 +25,7 @@ def _checked(func, *args):
 
 
 REGISTRY = _checked(load_registry)
+KERNEL_HEADERS = sorted(str(p) for p in KERNELS_DIR.glob("*.cuh"))
 _GIVEN = _checked(study.validate, config, REGISTRY)
 VARIANTS = [REGISTRY[v] for v in _GIVEN.variants]
 USES_GPU = any(v.is_gpu for v in VARIANTS)  # then nvcc builds at least the harness

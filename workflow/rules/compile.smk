@@ -10,6 +10,7 @@ rule compile_kernel:
         ext="cubin|so",
     input:
         source=lambda wc: str(REGISTRY[wc.variant].file),
+        headers=KERNEL_HEADERS,   # what the kernels include: a change rebuilds them
     output:
         binary="results/{label}/build/{dtype}/{variant}.{ext}",
         resources="results/{label}/build/{dtype}/{variant}.{ext}.json",
