@@ -22,6 +22,7 @@ include: "workflow/rules/inputs.smk"
 include: "workflow/rules/bench.smk"
 include: "workflow/rules/profile.smk"
 include: "workflow/rules/sanitize.smk"
+include: "workflow/rules/tune.smk"
 include: "workflow/rules/collect.smk"
 include: "workflow/rules/report.smk"
 

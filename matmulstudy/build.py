@@ -91,6 +91,16 @@ def run_build(cmd: list[str], log) -> str:
     return proc.stdout + proc.stderr
 
 
+def built_variant(variant: Variant, binary) -> Variant:
+    """The variant as its binary was built: with the defines of its resource report (binary + .json)
+    where there is one, so that a tuned build is launched with the geometry it was built for."""
+    report = Path(f"{binary}.json")
+    if not report.exists():
+        return variant
+    with open(report) as fh:
+        return variant.with_defines(json.load(fh).get("defines", {}))
+
+
 def build(variant: Variant, out: Path, resources: Path, arch: str | None, log,
           dtype: str = "float32") -> dict:
     """Build one variant for one element type; write its resource report (JSON)."""

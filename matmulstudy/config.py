@@ -120,6 +120,9 @@ class Settings:
     check: Check
     sanitizer: bool
     sanitizer_shapes: tuple[Shape, ...]
+    tune: bool
+    tune_size: int
+    tune_budget_s: float
     ncu: bool
     ncu_size: int
 
@@ -185,6 +188,7 @@ def validate(cfg: dict, registry: Registry, schema_path: Path = SCHEMA_PATH) -> 
         dtypes=tuple(cfg["dtypes"]), sizes=tuple(cfg["sizes"]), shapes=tuple(Shape(*s) for s in cfg["shapes"]),
         reference_size=cfg["reference_size"], seeds=tuple(cfg["seeds"]), timing=timing, check=check,
         sanitizer=cfg["sanitizer"], sanitizer_shapes=tuple(Shape(*s) for s in cfg["sanitizer_shapes"]),
+        tune=cfg["tune"], tune_size=cfg["tune_size"], tune_budget_s=cfg["tune_budget_s"],
         ncu=cfg["ncu"], ncu_size=cfg["ncu_size"])
     for shape in settings.grid():
         M, N, K = shape

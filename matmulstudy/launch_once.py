@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 
+from .build import built_variant
 from .config import Shape
 from .data import make_inputs
 from .errors import StudyError
@@ -21,6 +22,8 @@ def main(argv: list[str]) -> None:
     if len(argv) not in (2, 3):
         raise StudyError("usage: python -m matmulstudy.launch_once VARIANT MxNxK [CUBIN]")
     variant = load_registry()[argv[0]]
+    if len(argv) == 3:
+        variant = built_variant(variant, argv[2])
     shape = Shape.parse(argv[1])
     if not variant.is_gpu or variant.is_built != (len(argv) == 3):
         raise StudyError(f"{variant.id}: a cuda variant needs its CUBIN, a cublas one none, others cannot run here")

@@ -38,23 +38,21 @@ GPU_BACKENDS = ("cuda", "cublas")
 BUILT_BACKENDS = ("c", "cuda")
 ROLES = ("step", "reference", "cpu_baseline")
 _KEYS = {"id", "backend", "file", "kernel", "title", "source", "defines", "block", "tile",
-         "flop_per_byte", "dtypes", "precision", "role", "chapter", "max_size"}
+         "flop_per_byte", "dtypes", "precision", "role", "chapter", "max_size", "search"}
 _CHAPTER_KEYS = {"id", "title", "precision"}
 PRECISIONS = ("fp32", "tf32")   # arithmetic of a float32 variant: full FP32, or TF32 tensor cores
 DTYPES = {"float32": "float", "int32": "int"}   # dtype -> the kernels' ELEM
 
-_OPS = {ast.Add: operator.add, ast.Sub: operator.sub,
-        ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv, ast.Div: operator.truediv}
+_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
+        ast.Mod: operator.mod, ast.Div: operator.truediv}
+_COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+            ast.Gt: operator.gt, ast.GtE: operator.ge}
 
 
-def eval_expr(expr, defines: dict, integer: bool = True):
-    """Evaluate a number or an arithmetic expression of the defines.
-
-    Only names of defines, numbers and + - * // (and / unless `integer`)
-    are allowed, so a registry entry cannot run code.
-    """
-    if isinstance(expr, (int, float)):
-        return expr
+def _evaluate(expr, defines: dict, integer: bool, condition: bool):
+    """Numbers, names of defines and + - * // % (and / unless `integer`); with `condition`, comparisons
+    joined by and/or too. Nothing else, so a registry entry cannot run code."""
+    allowed = "names, integers, + - * // %" + (", comparisons, and, or" if condition else "")
 
     def ev(node):
         if isinstance(node, ast.Expression):
@@ -67,13 +65,53 @@ def eval_expr(expr, defines: dict, integer: bool = True):
             return int(defines[node.id])
         if isinstance(node, ast.BinOp) and type(node.op) in _OPS and not (integer and isinstance(node.op, ast.Div)):
             return _OPS[type(node.op)](ev(node.left), ev(node.right))
-        raise StudyError(f"registry: '{expr}' is not an integer expression of the defines (allowed: names, integers, + - * //)")
+        if condition and isinstance(node, ast.Compare) and all(type(op) in _COMPARE for op in node.ops):
+            values = [ev(node.left)] + [ev(c) for c in node.comparators]
+            return all(_COMPARE[type(op)](x, y) for op, x, y in zip(node.ops, values, values[1:]))
+        if condition and isinstance(node, ast.BoolOp):
+            results = [ev(v) for v in node.values]
+            return all(results) if isinstance(node.op, ast.And) else any(results)
+        raise StudyError(f"registry: '{expr}' is not an expression of the defines (allowed: {allowed})")
 
     try:
         tree = ast.parse(str(expr), mode="eval")
     except SyntaxError:
-        raise StudyError(f"registry: '{expr}' is not an integer expression of the defines") from None
+        raise StudyError(f"registry: '{expr}' is not an expression of the defines (allowed: {allowed})") from None
     return ev(tree)
+
+
+def eval_expr(expr, defines: dict, integer: bool = True):
+    """Evaluate a number or an arithmetic expression of the defines (block, tile, flop_per_byte)."""
+    if isinstance(expr, (int, float)):
+        return expr
+    return _evaluate(expr, defines, integer, condition=False)
+
+
+def holds(condition: str, defines: dict) -> bool:
+    """Whether a constraint of a search space (e.g. 'WM * WN == 2048 and BM % WM == 0') holds for the defines."""
+    return bool(_evaluate(condition, defines, integer=True, condition=True))
+
+
+@dataclass(frozen=True)
+class Search:
+    """A variant's free parameters, tunable (matmulstudy.tune): the values each define may take, and the
+    constraints a combination must meet to be built (the kernel's static_asserts say the same in C++)."""
+    values: dict
+    require: tuple = ()
+
+    def candidates(self, defaults: dict) -> list[tuple[dict, str | None]]:
+        """Every combination as (defines, why it is invalid or None), the registry's defaults first."""
+        import itertools
+        names = list(self.values)
+        combos = [dict(zip(names, vals)) for vals in itertools.product(*self.values.values())]
+        first = {n: defaults[n] for n in names}
+        combos = [first] + [c for c in combos if c != first]
+        out = []
+        for combo in combos:
+            defines = {**defaults, **combo}
+            broken = next((c for c in self.require if not holds(c, defines)), None)
+            out.append((combo, f"constraint {broken!r} does not hold" if broken else None))
+        return out
 
 
 @dataclass(frozen=True)
@@ -101,6 +139,7 @@ class Variant:
     role: str = "step"
     chapter: str | None = None
     max_size: int | None = None
+    search: Search | None = None
 
     @property
     def is_step(self) -> bool:
@@ -205,7 +244,7 @@ def _parse_entry(i: int, raw: dict, kernels_dir: Path, chapters: dict, check_fil
     variant = Variant(id=vid, backend=backend, title=raw["title"], source=raw["source"], order=i,
                       file=path, kernel=kernel, defines=defines, block_expr=block, tile_expr=tile,
                       ratio_expr=raw.get("flop_per_byte"), dtypes=dtypes, precision=precision, role=role,
-                      chapter=chapter, max_size=max_size)
+                      chapter=chapter, max_size=max_size, search=_parse_search(raw.get("search"), defines, where))
     if backend == "cuda":
         variant.flop_per_byte  # evaluates, or says what is wrong
         bx, by, _ = variant.block
@@ -213,6 +252,26 @@ def _parse_entry(i: int, raw: dict, kernels_dir: Path, chapters: dict, check_fil
         if min(bx, by, rows, cols) < 1 or bx * by > 1024:
             raise StudyError(f"{where}: block {bx}x{by} / tile {rows}x{cols} is not launchable (1..1024 threads)")
     return variant
+
+
+def _parse_search(raw, defines: dict, where: str) -> Search | None:
+    """search: {values: {DEFINE: [v, ...]}, require: [condition, ...]}; the defaults must meet the conditions."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or set(raw) - {"values", "require"} or not isinstance(raw.get("values"), dict):
+        raise StudyError(f"{where}: search is {{values: {{DEFINE: [values]}}, require: [conditions]}}")
+    values = {}
+    for name, options in raw["values"].items():
+        if name not in defines:
+            raise StudyError(f"{where}: search over '{name}', which is not one of its defines {sorted(defines)}")
+        if not isinstance(options, list) or not options or not all(isinstance(v, int) for v in options):
+            raise StudyError(f"{where}: search values of {name} must be a non-empty list of integers")
+        values[name] = tuple(options)
+    search = Search(values, tuple(raw.get("require") or ()))
+    for condition in search.require:
+        if not holds(condition, defines):
+            raise StudyError(f"{where}: its defaults do not meet the search constraint {condition!r}")
+    return search
 
 
 def _parse_chapters(raw: list, where: str) -> dict[str, Chapter]:

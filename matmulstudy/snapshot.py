@@ -110,7 +110,8 @@ def migrate(folder: Path, label: str | None = None, results: Path | None = None)
     known = read_schema()["properties"]
     config = {k: v for k, v in config.items() if k in known}   # keys since moved into the registry
     for key in known:   # keys the study predates: what it did then
-        config.setdefault(key, {"sanitizer": False, "sanitizer_shapes": [[1, 1, 1]]}.get(key))
+        config.setdefault(key, {"sanitizer": False, "sanitizer_shapes": [[1, 1, 1]], "tune": False,
+                                "tune_size": 4096, "tune_budget_s": 300}.get(key))
     settings = validate(config, registry)
     write(folder, registry, settings, note=f"written by `python -m matmulstudy.snapshot` from commit {commit}")
 

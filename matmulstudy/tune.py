@@ -1,98 +1,131 @@
-"""Tune a variant's free parameters on the GPU at hand.
+"""Tune a variant's free parameters on the GPU at hand: the tool behind `tune: true`.
 
-    python -m matmulstudy.tune gpu_jacket_3rows --set BX=32,64,128 --set BY=8,16,32 \\
-        --size 4096 --out reports/h100/tuning.csv
+    python -m matmulstudy.tune gpu_double_buffer --out tuning.csv          # the registry's search space
+    python -m matmulstudy.tune gpu_jacket_3rows --set BX=32,64,128 --set BY=16,32
 
-Every combination of the values is built with nvcc (-D defines, the source
-is never edited), verified on a ragged shape and on the timing shape, and
-timed as the study times it; a combination that does not build, launch or
-verify is recorded with the reason. The best verified one is what the
-registry's defaults should say.
+Every combination of the search space (the registry entry's `search`, or
+the --set values) is one candidate, the registry's defaults first. As Kernel
+Tuner does, every candidate is recorded, whatever became of it: a
+combination that breaks a constraint of the search space is skipped with the
+constraint it breaks; one that does not build (a static_assert, too much
+shared memory), launch or verify is recorded with the reason; the others
+are checked element by element on a ragged shape and on the timing shape,
+and timed there as the study times them. The sweep stops starting
+candidates once its time budget is spent (recorded too). The fastest
+verified candidate is the choice; the study builds with its defines
+(workflow/rules/tune.smk), and every result row records them in its
+compiler flags.
 """
 
 from __future__ import annotations
 
 import argparse
 import io
-import itertools
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pandas as pd
 
 from . import bench, build, data, host
-from .config import Shape, Timing, default_settings
+from .config import Check, Shape, Timing, default_settings
 from .errors import StudyError
-from .registry import load_registry
+from .registry import Search, Variant, load_registry
 
-CHECK_SHAPE = Shape(1001, 1003, 999)   # ragged in every dimension
+CHECK_SHAPE = Shape(1001, 1003, 999)   # ragged in every dimension, rows off 16 bytes
+TIMING = Timing(warmup=3, cache="cold", min_samples=10, max_samples=10, max_noise=0.005, max_time_s=2.0,
+                throttle_fraction=0.9)
 
 
-def tune(variant_id: str, grid: dict[str, list[int]], size: int, repetitions: int, arch: str) -> pd.DataFrame:
+def sweep(variant: Variant, search: Search, size: int, budget_s: float, arch: str, check: Check,
+          timing: Timing = TIMING, log=sys.stdout) -> pd.DataFrame:
+    """One row per candidate of the search space, in the order tried; `chosen` marks the fastest verified."""
     from .devicecheck import DeviceReference
     from .gpu import GpuSession
-    base = load_registry()[variant_id]
-    timing_shape = Shape(size, size, size)
-    timing = Timing(warmup=3, cache="cold", min_samples=repetitions, max_samples=repetitions, max_noise=0.005,
-                    max_time_s=10.0, throttle_fraction=0.9)
-    check = default_settings().check
-    rows = []
+    rows, start = [], time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp, GpuSession() as gpu:
         tmp = Path(tmp)
         harness = tmp / "harness.cubin"
-        build.build_harness(arch, harness, io.StringIO())
-        problems = {}   # shape -> (A, B, its reference on the GPU)
-        for shape in (CHECK_SHAPE, timing_shape):
+        build.build_harness(arch, harness, log)
+        problems = []   # (shape, A, B, its reference on the GPU)
+        for shape in (CHECK_SHAPE, Shape(size, size, size)):
             a, b = data.make_inputs(shape, 0)
-            problems[shape] = (a, b, DeviceReference(gpu, harness, a, b))
-        for values in itertools.product(*grid.values()):
-            defines = dict(zip(grid, values))
-            row = {"variant": variant_id, "defines": " ".join(f"{k}={v}" for k, v in defines.items())}
-            try:
-                variant = base.with_defines(defines)
-                cubin = tmp / "k.cubin"
-                report = build.build(variant, cubin, tmp / "k.json", arch, io.StringIO())
-                row.update(registers=report["registers"], shared_bytes=report["shared_bytes"],
-                           spill_bytes=report["spill_store_bytes"] + report["spill_load_bytes"])
-                for shape, (a, b, reference) in problems.items():
-                    res = bench.measure(variant, shape, 0, a, b, cubin, timing, check, harness=harness,
-                                        session=gpu, reference=reference)
-                    if not res["verified"].all():
-                        raise StudyError(f"verification failed on {shape.tag}")
-                row.update(median_gflops=res["gflops"].median(), q1_gflops=res["gflops"].quantile(0.25),
-                           q3_gflops=res["gflops"].quantile(0.75), status="ok")
-            except Exception as err:   # a combination that cannot run is a result, not a crash
-                row["status"] = f"{type(err).__name__}: {str(err).splitlines()[0][:160]}"
+            problems.append((shape, a, b, DeviceReference(gpu, harness, a, b)))
+        for combo, invalid in search.candidates(variant.defines):
+            row = {"variant": variant.id, "defines": " ".join(f"{k}={v}" for k, v in combo.items()), "size": size}
+            if invalid:
+                row["status"] = f"skipped: {invalid}"
+            elif time.perf_counter() - start > budget_s:
+                row["status"] = f"not run: the time budget ({budget_s:g} s) was spent"
+            else:
+                row.update(_measure(variant.with_defines(combo), problems, tmp, harness, arch, check, timing, gpu))
             rows.append(row)
-            print(row, flush=True)
-    return pd.DataFrame(rows).sort_values("median_gflops", ascending=False, na_position="last")
+            print(" ".join(f"{k}={v}" for k, v in row.items()), file=log, flush=True)
+    df = pd.DataFrame(rows)
+    ok = df[df["status"] == "ok"]
+    df["chosen"] = False
+    if len(ok):
+        df.loc[ok["median_gflops"].idxmax(), "chosen"] = True
+    return df
+
+
+def _measure(variant: Variant, problems, tmp: Path, harness, arch: str, check: Check, timing: Timing, gpu) -> dict:
+    """Build, verify on every problem, time on the last: the candidate's columns."""
+    out = {}
+    try:
+        cubin = tmp / "candidate.cubin"
+        report = build.build(variant, cubin, tmp / "candidate.json", arch, io.StringIO())
+        out.update(registers=report["registers"], shared_bytes=report["shared_bytes"],
+                   spill_bytes=report["spill_store_bytes"] + report["spill_load_bytes"])
+        for shape, a, b, reference in problems:
+            res = bench.measure(variant, shape, 0, a, b, cubin, timing, check, harness=harness, session=gpu,
+                                reference=reference)
+            if not res["verified"].all():
+                return {**out, "status": f"verification failed on {shape.tag} (margin {res['margin'].iloc[0]:.3g})"}
+        out.update(median_gflops=res["gflops"].median(), q1_gflops=res["gflops"].quantile(0.25),
+                   q3_gflops=res["gflops"].quantile(0.75), status="ok")
+    except Exception as err:   # a combination that cannot be built or launched is a result, not a crash
+        out["status"] = f"failed: {type(err).__name__}: {(str(err).splitlines() or [''])[0][:200]}"
+    return out
+
+
+def chosen_defines(table: pd.DataFrame, variant: Variant) -> dict:
+    """The defines the study builds with: the chosen candidate's over the registry's defaults."""
+    best = table[table["chosen"].astype(bool)]
+    if best.empty:
+        raise StudyError(f"tuning {variant.id}: no candidate verified; see its tuning table")
+    pairs = (item.split("=") for item in best["defines"].iloc[0].split())
+    return {**variant.defines, **{k: int(v) for k, v in pairs}}
 
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("variant")
     p.add_argument("--set", action="append", default=[], metavar="NAME=V1,V2",
-                   help="values to try for one define (repeatable)")
+                   help="values to try for one define (repeatable); default: the registry's search space")
     p.add_argument("--size", type=int, default=4096)
-    p.add_argument("--repetitions", type=int, default=10)
+    p.add_argument("--budget", type=float, default=600, help="seconds after which no new candidate starts")
     p.add_argument("--arch", default="auto")
     p.add_argument("--out", type=Path)
     args = p.parse_args(argv)
     try:
-        grid = {}
-        for item in args.set:
-            name, _, values = item.partition("=")
-            grid[name] = [int(v) for v in values.split(",")]
+        variant = load_registry()[args.variant]
+        if args.set:
+            search = Search({name: tuple(int(v) for v in values.split(","))
+                             for name, _, values in (item.partition("=") for item in args.set)})
+        elif variant.search:
+            search = variant.search
+        else:
+            raise StudyError(f"{variant.id} has no search space in the registry; give --set NAME=V1,V2")
         arch = host.arch_of(host.visible_gpu()["compute_capability"]) if args.arch == "auto" else args.arch
-        df = tune(args.variant, grid, args.size, args.repetitions, arch)
-    except (StudyError, ValueError) as err:
+        df = sweep(variant, search, args.size, args.budget, arch, default_settings().check)
+    except (StudyError, ValueError, KeyError) as err:
         print(f"error: {err}", file=sys.stderr)
         raise SystemExit(1) from None
     print(df.to_string(index=False))
     if args.out:
-        header = not args.out.exists()
-        df.assign(size=args.size).to_csv(args.out, mode="a", header=header, index=False)
+        df.to_csv(args.out, index=False)
 
 
 if __name__ == "__main__":

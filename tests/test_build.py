@@ -105,3 +105,28 @@ def test_the_numpy_baseline_verifies(registry):
 def test_harness_builds(tmp_path):
     build.build_harness("sm_90", tmp_path / "harness.cubin", io.StringIO())
     assert (tmp_path / "harness.cubin").stat().st_size > 0
+
+
+def test_a_build_is_launched_with_the_defines_it_was_built_with(registry, tmp_path):
+    """A tuned build's geometry comes from its resource report, not from the registry's defaults."""
+    import json
+    v = next(v for v in registry.values() if v.search)
+    other = next(c for c, why in v.search.candidates(v.defines)[1:] if why is None)
+    binary = tmp_path / "k.cubin"
+    (tmp_path / "k.cubin.json").write_text(json.dumps({"defines": {**v.defines, **other}}))
+    built = build.built_variant(v, binary)
+    assert built.defines == {**v.defines, **other} and built.id == v.id
+    assert build.built_variant(v, tmp_path / "none.cubin") is v
+
+
+def test_the_chosen_candidate_is_the_fastest_verified_one(registry):
+    import pandas as pd
+    from matmulstudy import tune
+    v = next(v for v in registry.values() if v.search)
+    (first, _), (second, _) = [c for c in v.search.candidates(v.defines) if c[1] is None][:2]
+    as_text = [" ".join(f"{k}={x}" for k, x in c.items()) for c in (first, second)]
+    table = pd.DataFrame({"defines": as_text, "status": ["ok", "ok"], "median_gflops": [1.0, 2.0],
+                          "chosen": [False, True]})
+    assert tune.chosen_defines(table, v) == {**v.defines, **second}
+    with pytest.raises(StudyError, match="no candidate verified"):
+        tune.chosen_defines(table.assign(chosen=False), v)

@@ -5,7 +5,7 @@ import re
 import pytest
 
 from matmulstudy.errors import StudyError
-from matmulstudy.registry import KERNELS_DIR, Registry, eval_expr
+from matmulstudy.registry import KERNELS_DIR, Registry, eval_expr, holds
 
 
 def test_every_kernel_file_is_in_the_registry(registry):
@@ -106,3 +106,44 @@ def test_expressions_are_arithmetic_only():
         eval_expr("__import__('os')", {})
     with pytest.raises(StudyError, match="not one of the defines"):
         eval_expr("WIDTH", {"TILE": 16})
+
+
+# --- search spaces (tune: true) ---------------------------------------------
+
+def test_conditions_are_arithmetic_and_comparisons_only():
+    assert holds("WM * WN == 2048 and BM % WM == 0", {"WM": 32, "WN": 64, "BM": 128})
+    assert not holds("WM * WN == 2048 or BM < WM", {"WM": 16, "WN": 64, "BM": 128})
+    assert holds("2 * BK * (BM + BN) * 4 <= 48 * 1024", {"BK": 16, "BM": 128, "BN": 128})
+    with pytest.raises(StudyError, match="not an expression of the defines"):
+        holds("__import__('os').system('true')", {})
+
+
+def test_every_search_space_puts_the_defaults_first_and_says_why_a_combination_is_invalid(registry):
+    tuned = [v for v in registry.values() if v.search]
+    assert tuned, "some step declares its free parameters"
+    for v in tuned:
+        candidates = v.search.candidates(v.defines)
+        assert candidates[0] == ({k: v.defines[k] for k in v.search.values}, None)   # the defaults, valid
+        assert len(candidates) == len({tuple(sorted(c.items())) for c, _ in candidates})   # each once
+        for combo, why in candidates:
+            defines = {**v.defines, **combo}
+            assert (why is None) == all(holds(c, defines) for c in v.search.require), (combo, why)
+            if why:
+                assert why.startswith("constraint '") and why.endswith("does not hold")
+
+
+def _with_search(registry, search):
+    v = next(v for v in registry.values() if v.search)
+    return {**registry.raw, "variants": [dict(registry.raw_entry(v.id), search=search)]}
+
+
+@pytest.mark.parametrize("search, message", [
+    ({"values": {"NOPE": [1, 2]}}, "search over 'NOPE', which is not one of its defines"),
+    ({"values": {"BK": []}}, "must be a non-empty list of integers"),
+    ({"values": {"BK": [8]}, "require": ["BK > 100"]}, "its defaults do not meet the search constraint"),
+    ({"values": {"BK": [8]}, "require": ["BK >> 2"]}, "not an expression of the defines"),
+    ({"grid": {}}, "search is {values"),
+])
+def test_a_bad_search_space_is_named(registry, search, message):
+    with pytest.raises(StudyError, match=re.escape(message)):
+        Registry.from_entries(_with_search(registry, search))

@@ -49,6 +49,20 @@ def test_dry_run_builds_the_expected_dag(tmp_path, default_config, registry, ncu
     assert ("results/h100/ncu/gpu_outer_4096x4096x4096.json" in proc.stdout) == ncu
 
 
+def test_tuning_comes_before_the_build_of_every_variant_with_a_search_space(tmp_path, default_config, registry):
+    proc = snakemake("-n", "--directory", str(tmp_path), "--configfile", str(ROOT / "config/config.yaml"),
+                     "--config", "label=h100", "arch=sm_90", "tune=true")
+    assert proc.returncode == 0, proc.stderr
+    tuned = [v for v in registry.values() if v.search]
+    assert job_counts(proc.stdout)["tune_variant"] == len(tuned)
+    for v in tuned:   # the study's kernel is built from the choice, and the table is a result of the study
+        assert f"input: results/h100/tuning/{v.id}.json, " in proc.stdout
+    assert "reports/h100/tuning.csv" in proc.stdout
+    plain = snakemake("-n", "--directory", str(tmp_path), "--configfile", str(ROOT / "config/config.yaml"),
+                      "--config", "label=h100", "arch=sm_90")
+    assert "tune_variant" not in job_counts(plain.stdout) and "results/h100/tuning/" not in plain.stdout
+
+
 @pytest.mark.parametrize("override, message", [
     ("sizez=[1]", "error: config: unknown key 'sizez'; allowed keys:"),
     ("tolerance=-2", "error: config: tolerance = -2 is not allowed; expected a number > 0"),

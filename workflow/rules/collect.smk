@@ -10,6 +10,7 @@ rule collect_results:
         sass=lambda wc: sass_reports(wc.label),
         ncu=lambda wc: ncu_reports(wc.label),
         sanitizer=lambda wc: sanitizer_reports(wc.label),
+        tuning=lambda wc: tuning_tables(wc.label),
         gpu=lambda wc: gpu_json(wc.label),
     output:
         results="reports/{label}/results.csv",
@@ -20,6 +21,7 @@ rule collect_results:
         registry="reports/{label}/registry.yaml",
         config="reports/{label}/config.yaml",
         **({"sanitizer": "reports/{label}/sanitizer.csv"} if SETTINGS.sanitizer else {}),
+        **({"tuning": "reports/{label}/tuning.csv"} if TUNED else {}),
     log:
         "logs/collect_results/{label}.log",
     params:

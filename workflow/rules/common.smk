@@ -69,6 +69,19 @@ def gpu_model(wildcards):
     return wildcards.label if USES_GPU else ""
 
 
+TUNED = [v for v in VARIANTS if v.search] if SETTINGS.tune else []   # what tune_variant sweeps
+TUNED_PATTERN = "|".join(v.id for v in TUNED) or "(?!)"
+
+
+def tuned_choice(wc):
+    """compile_kernel's extra input where the study tunes the variant: the chosen defines."""
+    return {"chosen": f"results/{wc.label}/tuning/{wc.variant}.json"} if wc.variant in {v.id for v in TUNED} else {}
+
+
+def tuning_tables(label):
+    return [f"results/{label}/tuning/{v.id}.csv" for v in TUNED]
+
+
 def variant_pattern(backends):
     """Wildcard regex of the variants of some backends (never matches if none)."""
     ids = [vid for vid, v in REGISTRY.items() if v.backend in backends]
@@ -153,7 +166,8 @@ def final_outputs():
     an ncu or sanitizer run added to a finished study runs, and collect_results then takes it in
     (Snakemake does not run a job for an input that only a job with nothing else to do would read)."""
     sanitizer = [f"{REPORT}/sanitizer.csv"] if SETTINGS.sanitizer else []
-    return ([f"{REPORT}/results.csv", f"{REPORT}/summary.csv", f"{REPORT}/hardware.csv"] + sanitizer
+    tuning = [f"{REPORT}/tuning.csv"] if TUNED else []
+    return ([f"{REPORT}/results.csv", f"{REPORT}/summary.csv", f"{REPORT}/hardware.csv"] + sanitizer + tuning
             + ncu_reports(LABEL) + sanitizer_reports(LABEL) + report_outputs(LABEL))
 
 

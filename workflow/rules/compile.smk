@@ -9,6 +9,7 @@ rule compile_kernel:
         variant=variant_pattern(("cuda", "c")),
         ext="cubin|so",
     input:
+        unpack(tuned_choice),
         source=lambda wc: str(REGISTRY[wc.variant].file),
         headers=KERNEL_HEADERS,   # what the kernels include: a change rebuilds them
     output:

@@ -22,6 +22,9 @@ def main(snakemake, log):
     if snakemake.input.sanitizer:
         sanitizer = pd.concat([pd.read_csv(p) for p in snakemake.input.sanitizer], ignore_index=True)
         sanitizer.to_csv(snakemake.output.sanitizer, index=False)
+    if snakemake.input.tuning:   # every candidate of every tuned variant
+        pd.concat([pd.read_csv(p) for p in snakemake.input.tuning], ignore_index=True).to_csv(
+            snakemake.output.tuning, index=False)
     hw = results.hardware_table(snakemake.input.resources, snakemake.input.sass, snakemake.input.ncu,
                                 info if gpu else None, sanitizer)
     results.ncu_agreement(hw, summ).to_csv(snakemake.output.hardware, index=False)

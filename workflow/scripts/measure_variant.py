@@ -6,7 +6,7 @@ import json
 
 import pandas as pd
 
-from matmulstudy import bench, data, provenance, registry, rulescript
+from matmulstudy import bench, build, data, provenance, registry, rulescript
 from matmulstudy.config import Shape
 
 GPU_FACTS = {"uuid": "gpu_uuid", "compute_capability": "compute_capability",
@@ -29,9 +29,12 @@ def facts(snakemake) -> dict:
 
 
 def main(snakemake, log):
+    inp = snakemake.input
     variant = registry.load_registry()[snakemake.wildcards.variant]
+    if inp.get("binary"):   # with the defines it was built with (tuned, where the study tunes it)
+        variant = build.built_variant(variant, inp.binary)
     seed = int(snakemake.wildcards.seed)
-    inp, problems = snakemake.input, snakemake.params.problems
+    problems = snakemake.params.problems
     frames = []
     with contextlib.ExitStack() as stack:
         session = None

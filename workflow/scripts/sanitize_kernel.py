@@ -1,9 +1,9 @@
 # compute-sanitizer's four tools on one launch of one cuda variant per shape.
-from matmulstudy import registry, rulescript, sanitize
+from matmulstudy import build, registry, rulescript, sanitize
 
 
 def main(snakemake, log):
-    variant = registry.load_registry()[snakemake.wildcards.variant]
+    variant = build.built_variant(registry.load_registry()[snakemake.wildcards.variant], snakemake.input.cubin)
     table = sanitize.sanitize(variant, snakemake.input.cubin, snakemake.input.launcher,
                               list(snakemake.params.shapes), log)
     table.to_csv(snakemake.output[0], index=False)
