@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import io
 import sys
-import tempfile
 from pathlib import Path
 
 import pandas as pd
@@ -43,15 +42,11 @@ def _shapes(text: str) -> list[Shape]:
 
 
 def run(variant_ids: list[str], check_shapes: list[Shape], time_shapes: list[Shape], arch: str) -> pd.DataFrame:
-    from .devicecheck import DeviceReference
-    from .gpu import GpuSession
+    from .devicecheck import DeviceReference, workspace
     registry, check = load_registry(), default_settings().check
     variants = [registry[v] for v in variant_ids]
     rows = []
-    with tempfile.TemporaryDirectory() as tmp, GpuSession() as gpu:
-        tmp = Path(tmp)
-        harness = tmp / "harness.cubin"
-        build.build_harness(arch, harness, io.StringIO())
+    with workspace(arch, io.StringIO()) as (gpu, tmp, harness):
         cubins = {}
         for v in variants:
             if v.is_built:

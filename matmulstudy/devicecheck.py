@@ -19,7 +19,10 @@ method instead; it never silently checks less.
 
 from __future__ import annotations
 
+import contextlib
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -115,3 +118,15 @@ class DeviceReference:
     def __exit__(self, *exc):
         self.close()
         return False
+
+
+@contextlib.contextmanager
+def workspace(arch: str, log):
+    """What the tools outside the workflow (faults, tune, devbench) measure in: a GPU session, a scratch
+    folder, and the harness built into it for `arch`. Yields (gpu, folder, harness cubin)."""
+    from .build import build_harness
+    from .gpu import GpuSession
+    with tempfile.TemporaryDirectory() as tmp, GpuSession() as gpu:
+        harness = Path(tmp) / "harness.cubin"
+        build_harness(arch, harness, log)
+        yield gpu, Path(tmp), harness

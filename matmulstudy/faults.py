@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import io
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,13 +80,10 @@ SUITE_TIMING = Timing(warmup=0, cache="hot", min_samples=2, max_samples=2, max_n
 
 def run_suite(arch: str, faults: list[Fault], check: Check, log=sys.stdout, max_size: int | None = None) -> pd.DataFrame:
     """Every fault on its shapes (those with every dimension <= max_size, if given)."""
-    from .devicecheck import DeviceReference
-    from .gpu import GpuSession
+    from .devicecheck import DeviceReference, workspace
     rows = []
-    with tempfile.TemporaryDirectory() as tmp, GpuSession() as gpu:
-        tmp = Path(tmp)
-        harness, launcher = tmp / "harness.cubin", tmp / "launch"
-        build.build_harness(arch, harness, log)
+    with workspace(arch, log) as (gpu, tmp, harness):
+        launcher = tmp / "launch"
         if any(f.racecheck for f in faults):
             sanitize.build_launcher(launcher, log)
         cubins = {}

@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import io
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -41,13 +40,9 @@ TIMING = Timing(warmup=3, cache="cold", min_samples=10, max_samples=10, max_nois
 def sweep(variant: Variant, search: Search, size: int, budget_s: float, arch: str, check: Check,
           timing: Timing = TIMING, log=sys.stdout) -> pd.DataFrame:
     """One row per candidate of the search space, in the order tried; `chosen` marks the fastest verified."""
-    from .devicecheck import DeviceReference
-    from .gpu import GpuSession
+    from .devicecheck import DeviceReference, workspace
     rows, start = [], time.perf_counter()
-    with tempfile.TemporaryDirectory() as tmp, GpuSession() as gpu:
-        tmp = Path(tmp)
-        harness = tmp / "harness.cubin"
-        build.build_harness(arch, harness, log)
+    with workspace(arch, log) as (gpu, tmp, harness):
         problems = []   # (shape, A, B, its reference on the GPU)
         for shape in (CHECK_SHAPE, Shape(size, size, size)):
             a, b = data.make_inputs(shape, 0)
