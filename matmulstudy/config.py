@@ -97,6 +97,12 @@ class Timing:
     throttle_fraction: float
 
 
+# For a shape that is only checked (the fault suite, devbench's ragged shapes): the least timing
+# measure() allows after a verified result.
+CHECK_ONLY = Timing(warmup=0, cache="hot", min_samples=2, max_samples=2, max_noise=1.0, max_time_s=0.1,
+                    throttle_fraction=0.9)
+
+
 @dataclass(frozen=True)
 class Check:
     """How a result is checked (matmulstudy.verify): the bound's tau, and Freivalds' option."""

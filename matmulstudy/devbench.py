@@ -23,15 +23,13 @@ from pathlib import Path
 import pandas as pd
 
 from . import bench, build, data, host
-from .config import Shape, Timing, default_settings
+from .config import CHECK_ONLY, Shape, Timing, default_settings
 from .errors import StudyError
 from .registry import load_registry
 
 CHECK_SHAPES = "1x1x1,17x33x65,200x72x40,131x259x1,31x1x4097,513x257x129,1537x3001x997"
 TIMING = Timing(warmup=3, cache="cold", min_samples=10, max_samples=50, max_noise=0.005, max_time_s=1.0,
                 throttle_fraction=0.9)
-UNTIMED = Timing(warmup=0, cache="hot", min_samples=2, max_samples=2, max_noise=1.0, max_time_s=0.1,
-                 throttle_fraction=0.9)   # a shape only checked: the least timing measure() allows
 
 
 def _shapes(text: str) -> list[Shape]:
@@ -59,7 +57,7 @@ def run(variant_ids: list[str], check_shapes: list[Shape], time_shapes: list[Sha
             a, b = data.make_inputs(shape, 0)
             with DeviceReference(gpu, harness, a, b) as reference:
                 for v in variants:
-                    timing = TIMING if timed else UNTIMED
+                    timing = TIMING if timed else CHECK_ONLY
                     res = bench.measure(v, shape, 0, a, b, cubins.get(v.id), timing, check, harness=harness,
                                         session=gpu, reference=reference)
                     r = res.iloc[0]

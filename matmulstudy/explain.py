@@ -12,6 +12,7 @@ import pandas as pd
 
 from .registry import Registry
 from .results import at_size
+from .sanitize import is_clean
 
 # fact column -> (label, format, True if a larger value is worse)
 FACTS = {
@@ -76,8 +77,7 @@ def markdown(table: pd.DataFrame, gpu_name: str, size: int, level: int = 1) -> s
     for _, r in table.iterrows():
         cells = [r["step"], f"{r['gflops']:,.0f}", "" if pd.isna(r["speedup"]) else f"×{r['speedup']:.2f}"]
         cells += ["" if pd.isna(r[c]) else FACTS[c][1].format(r[c]) for c in cols]
-        cells += ["" if pd.isna(r[c]) else (str(r[c]) if str(r[c]).startswith("clean") else f"**{r[c]}**")
-                  for c in text_cols]
+        cells += ["" if pd.isna(r[c]) else (str(r[c]) if is_clean(r[c]) else f"**{r[c]}**") for c in text_cols]
         lines.append("| " + " | ".join(cells) + " |")
     notes = slower_steps(table)
     lines += ["", f"{'#' * (level + 1)} Steps slower than the one before", ""]

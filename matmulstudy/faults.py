@@ -27,7 +27,7 @@ import pandas as pd
 import yaml
 
 from . import bench, build, data, host, sanitize
-from .config import Check, Shape, Timing, default_settings
+from .config import CHECK_ONLY, Check, Shape, default_settings
 from .errors import StudyError
 from .registry import Variant, parse_variants
 
@@ -73,11 +73,6 @@ def load_suite(path: Path = FAULTS_PATH, tolerance: float = 8) -> list[Fault]:
     return faults
 
 
-# a fault that passes its check is timed as little as the study's code allows
-SUITE_TIMING = Timing(warmup=0, cache="hot", min_samples=2, max_samples=2, max_noise=1.0, max_time_s=0.1,
-                      throttle_fraction=0.9)
-
-
 def run_suite(arch: str, faults: list[Fault], check: Check, log=sys.stdout, max_size: int | None = None) -> pd.DataFrame:
     """Every fault on its shapes (those with every dimension <= max_size, if given)."""
     from .devicecheck import DeviceReference, workspace
@@ -98,7 +93,7 @@ def run_suite(arch: str, faults: list[Fault], check: Check, log=sys.stdout, max_
                 for f in faults:
                     if shape not in f.shapes:
                         continue
-                    res = bench.measure(f.variant, shape, SEED, a, b, cubins[f.variant.id], SUITE_TIMING, check,
+                    res = bench.measure(f.variant, shape, SEED, a, b, cubins[f.variant.id], CHECK_ONLY, check,
                                         harness=harness, session=gpu, reference=reference).iloc[0]
                     race = (sanitize.run("racecheck", launcher, cubins[f.variant.id], f.variant, shape, log)
                             if f.racecheck else None)

@@ -63,7 +63,7 @@ class GpuSession:
         self.cuda = require_pycuda()
         self.device = self.cuda.Device(ordinal)
         self._allocations = []
-        self._modules = []
+        self._modules = {}   # cubin path -> its module, loaded once a session
         self._block = None   # the harness, once loaded
         self._blas = None    # cuBLAS for the float64 reference, once needed
         self.ctx = None
@@ -121,14 +121,15 @@ class GpuSession:
 
     # --- kernels --------------------------------------------------------
     def load_function(self, cubin_path, name: str, arg_types: str = "iiiPPP"):
-        """A kernel from a prebuilt cubin (no compilation here), prepared."""
-        try:
-            module = self.cuda.module_from_file(str(cubin_path))
-        except self.cuda.Error as err:
-            raise StudyError(f"cannot load {cubin_path} on {self.device.name()} ({err}); "
-                             "was it built for another GPU? set arch: auto or this GPU's sm_XY") from None
-        self._modules.append(module)
-        func = module.get_function(name)
+        """A kernel from a prebuilt cubin (no compilation here), prepared; each cubin is loaded once."""
+        path = str(cubin_path)
+        if path not in self._modules:
+            try:
+                self._modules[path] = self.cuda.module_from_file(path)
+            except self.cuda.Error as err:
+                raise StudyError(f"cannot load {cubin_path} on {self.device.name()} ({err}); "
+                                 "was it built for another GPU? set arch: auto or this GPU's sm_XY") from None
+        func = self._modules[path].get_function(name)
         func.prepare(arg_types)
         return func
 

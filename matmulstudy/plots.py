@@ -25,6 +25,7 @@ import seaborn as sns  # noqa: E402
 
 from .registry import Registry  # noqa: E402
 from .results import at_size  # noqa: E402
+from .sanitize import is_clean  # noqa: E402
 from .study import Study  # noqa: E402
 
 IQR = ("pi", 50)   # seaborn: the middle 50% of the samples
@@ -155,8 +156,7 @@ def progression(study: Study, stem: Path, dtype: str = "float32") -> list[Path]:
     """
     registry, gpu, size, df = study.registry, study.gpu, study.size, study.results
     hw = study.hardware
-    hazards = set(hw.loc[~hw["sanitizer"].fillna("clean").str.startswith("clean"), "variant"]) \
-        if "sanitizer" in hw else set()
+    hazards = set(hw.loc[~hw["sanitizer"].map(is_clean), "variant"]) if "sanitizer" in hw else set()
     sns.set_theme(style="whitegrid", context="notebook")
     pal = palette(registry)
     at = at_size(df, size, dtype)

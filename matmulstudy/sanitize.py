@@ -108,6 +108,11 @@ def sanitize(variant: Variant, cubin, launcher, shapes: list[Shape], log, tools=
     return pd.DataFrame([run(tool, launcher, cubin, variant, shape, log, exe) for shape in shapes for tool in tools])
 
 
+def is_clean(verdict_text) -> bool:
+    """Whether a verdict (hardware.csv's sanitizer column) found nothing; not run (empty) counts as clean."""
+    return pd.isna(verdict_text) or str(verdict_text).startswith("clean")
+
+
 def verdict(table: pd.DataFrame) -> pd.Series:
     """Per variant, one phrase for the hardware table and the page: 'clean', or what was found."""
     def one(rows):

@@ -69,8 +69,9 @@ def _measure(variant: Variant, problems, tmp: Path, harness, arch: str, check: C
     """Build, verify on every problem, time on the last: the candidate's columns."""
     out = {}
     try:
-        cubin = tmp / "candidate.cubin"
-        report = build.build(variant, cubin, tmp / "candidate.json", arch, io.StringIO())
+        name = "_".join(f"{k}{v}" for k, v in sorted(variant.defines.items()))   # one cubin a candidate:
+        cubin = tmp / f"{name}.cubin"                                          # a session loads a path once
+        report = build.build(variant, cubin, tmp / f"{name}.json", arch, io.StringIO())
         out.update(registers=report["registers"], shared_bytes=report["shared_bytes"],
                    spill_bytes=report["spill_store_bytes"] + report["spill_load_bytes"])
         for shape, a, b, reference in problems:
