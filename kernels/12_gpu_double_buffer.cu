@@ -35,55 +35,13 @@
 #error "BM, BN, BK, WM and WN come from kernels/registry.yaml as -D defines"
 #endif
 
-#include "load_quad.cuh"   // 16-byte loads where rows are aligned, guarded scalar ones elsewhere
+#include "slice.cuh"   // a K-slice's global -> register -> shared path
 
 constexpr int TM = 8, TN = 8;                 // a thread's tile: 2 x 2 pieces of 4 x 4
 constexpr int LANES_M = WM / 8, LANES_N = WN / 8;
 constexpr int THREADS = (BM / WM) * (BN / WN) * 32;
-constexpr int A_QUADS = BM * BK / 4 / THREADS, B_QUADS = BK * BN / 4 / THREADS;   // float4s a thread moves
 static_assert(LANES_M * LANES_N == 32, "a warp's lanes tile its WM x WN tile in 8 x 8 blocks: WM * WN must be 2048");
 static_assert(BM % WM == 0 && BN % WN == 0, "the warp tile must divide the block tile: change WM, WN, BM or BN");
-static_assert(BK % 4 == 0 && BN % 4 == 0, "BK and BN must be multiples of 4 (float4 accesses)");
-static_assert(BM * BK / 4 % THREADS == 0 && BK * BN / 4 % THREADS == 0,
-              "the A and B slices must split into float4s evenly over the threads: change BK or the tiles");
-
-struct Slice {   // a thread's share of one K-slice of A and B, in registers between its load and its store
-    float4 a[A_QUADS], b[B_QUADS];
-};
-
-// Global -> registers: the thread's quads of slice k0 (quad e of A: row e / (BK/4); of B: row e / (BN/4)).
-__device__ __forceinline__ void load_slice(Slice& s, const float* __restrict__ A, const float* __restrict__ B,
-                                           int M, int N, int K, int row0, int col0, int k0, int tid)
-{
-#pragma unroll
-    for (int q = 0; q < A_QUADS; ++q) {
-        const int e = tid + q * THREADS;
-        s.a[q] = load_quad(A, M, K, row0 + e / (BK / 4), k0 + e % (BK / 4) * 4);
-    }
-#pragma unroll
-    for (int q = 0; q < B_QUADS; ++q) {
-        const int e = tid + q * THREADS;
-        s.b[q] = load_quad(B, K, N, k0 + e / (BN / 4), col0 + e % (BN / 4) * 4);
-    }
-}
-
-// Registers -> shared memory: A transposed (As[k][i]), B as it is.
-__device__ __forceinline__ void store_slice(const Slice& s, float (&As)[BK][BM], float (&Bs)[BK][BN], int tid)
-{
-#pragma unroll
-    for (int q = 0; q < A_QUADS; ++q) {
-        const int e = tid + q * THREADS, i = e / (BK / 4), k = e % (BK / 4) * 4;
-        As[k + 0][i] = s.a[q].x;
-        As[k + 1][i] = s.a[q].y;
-        As[k + 2][i] = s.a[q].z;
-        As[k + 3][i] = s.a[q].w;
-    }
-#pragma unroll
-    for (int q = 0; q < B_QUADS; ++q) {
-        const int e = tid + q * THREADS;
-        *reinterpret_cast<float4*>(&Bs[e / (BN / 4)][e % (BN / 4) * 4]) = s.b[q];
-    }
-}
 
 extern "C" __global__ void __launch_bounds__(THREADS, 2)
 gpu_double_buffer(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,
@@ -99,16 +57,16 @@ gpu_double_buffer(int M, int N, int K, const float* __restrict__ A, const float*
 
     float acc[TM][TN] = {};
     float a[TM], b[TN];
-    Slice next;
-    load_slice(next, A, B, M, N, K, row0, col0, 0, tid);
-    store_slice(next, As[0], Bs[0], tid);
+    Slice<BM, BN, BK, THREADS> next;   // a thread's share of the next slice, between its load and its store
+    next.load(A, B, M, N, K, row0, col0, 0, tid);
+    next.store(As[0], Bs[0], tid);
     __syncthreads();
 
     const int slices = (K + BK - 1) / BK;
     for (int t = 0; t < slices; ++t) {
         const int buf = t % 2;
         if (t + 1 < slices)   // slice t + 1 is in flight while slice t is multiplied
-            load_slice(next, A, B, M, N, K, row0, col0, (t + 1) * BK, tid);
+            next.load(A, B, M, N, K, row0, col0, (t + 1) * BK, tid);
 #pragma unroll
         for (int k = 0; k < BK; ++k) {
 #pragma unroll
@@ -125,7 +83,7 @@ gpu_double_buffer(int M, int N, int K, const float* __restrict__ A, const float*
                     acc[i][j] += a[i] * b[j];
         }
         if (t + 1 < slices)   // the other buffer was last read in slice t - 1, closed by the last barrier
-            store_slice(next, As[1 - buf], Bs[1 - buf], tid);
+            next.store(As[1 - buf], Bs[1 - buf], tid);
         __syncthreads();
     }
 

@@ -123,7 +123,7 @@ def _measure_gpu(variant, shape, a, b, checker, binary, harness, timing, session
         extra = {"device": gpu.device.name()}
         if variant.backend == "cuda":
             func = gpu.load_function(binary, variant.kernel)
-            grid, block = variant.grid(M, N), variant.block
+            grid, block = variant.grid(M, N, gpu.sm_count), variant.block
             extra.update(grid=f"{grid[0]}x{grid[1]}", block=f"{block[0]}x{block[1]}")
 
             def launch():

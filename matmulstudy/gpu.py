@@ -116,6 +116,11 @@ class GpuSession:
         self.cuda.memcpy_dtoh(out, alloc)
         return out
 
+    @property
+    def sm_count(self) -> int:
+        """The device's multiprocessors (a persistent kernel's grid depends on them)."""
+        return self.device.get_attribute(self.cuda.device_attribute.MULTIPROCESSOR_COUNT)
+
     def synchronize(self) -> None:
         self.ctx.synchronize()
 

@@ -117,12 +117,14 @@ def main_loop_mix(instructions: list[tuple[int, str, str]]) -> dict:
 
     def counts(lo, hi):
         c = {}
-        for addr, op, _ in instructions:
+        for addr, op, operands in instructions:
             if lo <= addr <= hi:
                 fam = _family(op)
                 c[fam] = c.get(fam, 0) + 1
                 if fam == "LDS" and ".128" in op:
                     c["LDS.128"] = c.get("LDS.128", 0) + 1
+                if fam == "FFMA":
+                    c["reuse"] = c.get("reuse", 0) + operands.count(".reuse")
         return c
 
     fma_op = "FFMA" if any(_family(op) == "FFMA" for _, op, _ in instructions) else "IMAD"
@@ -134,11 +136,12 @@ def main_loop_mix(instructions: list[tuple[int, str, str]]) -> dict:
     c = counts(lo, hi)
     lds = c.get("LDS", 0)
     return {
-        "loop_instructions": sum(v for k, v in c.items() if k != "LDS.128"),
+        "loop_instructions": sum(v for k, v in c.items() if k not in ("LDS.128", "reuse")),
         "fma": fma(c), "ffma": c.get("FFMA", 0), "imad": c.get("IMAD", 0),
         "lds": lds, "lds_128": c.get("LDS.128", 0), "sts": c.get("STS", 0),
         "ldg": c.get("LDG", 0), "bar": c.get("BAR", 0),
         "fma_per_lds": fma(c) / lds if lds else None,
+        "reuse_per_ffma": c.get("reuse", 0) / c["FFMA"] if c.get("FFMA") else None,
     }
 
 
@@ -154,6 +157,21 @@ NCU_METRICS = {
     "dram__throughput.avg.pct_of_peak_sustained_elapsed": "dram_throughput_pct",
     "dram__bytes_read.sum": "dram_bytes_read",
     "smsp__inst_executed_op_shared_ld.sum": "shared_ld_instructions",
+    "smsp__inst_executed_op_global_ld.sum": "global_ld_instructions",
+    "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active": "fma_pipe_pct",
+    "smsp__issue_active.avg.pct_of_peak_sustained_active": "issue_active_pct",
+    "smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio": "stall_barrier",
+    "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio": "stall_long_scoreboard",
+    "smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio": "stall_short_scoreboard",
+    "smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio": "stall_mio_throttle",
+    "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio": "stall_wait",
+    "smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio": "stall_math_pipe_throttle",
+    "smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio": "stall_dispatch",
+    "smsp__average_warps_issue_stalled_no_instruction_per_issue_active.ratio": "stall_no_instruction",
+    "smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio": "stall_not_selected",
+    "lts__t_sector_hit_rate.pct": "l2_hit_pct",
+    "sm__cycles_active.avg": "sm_active_cycles_avg",
+    "sm__cycles_active.max": "sm_active_cycles_max",
 }
 
 
@@ -190,5 +208,7 @@ def parse_ncu_csv(text: str, kernel: str | None) -> dict:
     values["global_ld_sectors_per_request"] = values["global_ld_sectors"] / req if req else None
     lds = values.get("shared_ld_instructions")
     values["bank_conflicts_per_shared_ld"] = values["shared_ld_bank_conflicts"] / lds if lds else None
+    busiest = values.get("sm_active_cycles_max")
+    values["sm_balance"] = values["sm_active_cycles_avg"] / busiest if busiest else None   # 1: every SM as busy
     values["ncu_kernels"] = " + ".join(df.drop_duplicates("ID")["Kernel Name"].str.split("(").str[0])
     return values

@@ -37,7 +37,7 @@ BACKENDS = ("c", "numpy", "cuda", "cublas")
 GPU_BACKENDS = ("cuda", "cublas")
 BUILT_BACKENDS = ("c", "cuda")
 ROLES = ("step", "reference", "cpu_baseline")
-_KEYS = {"id", "backend", "file", "kernel", "title", "source", "defines", "block", "tile",
+_KEYS = {"id", "backend", "file", "kernel", "title", "source", "defines", "block", "tile", "grid",
          "flop_per_byte", "dtypes", "precision", "role", "chapter", "max_size", "search"}
 _CHAPTER_KEYS = {"id", "title", "precision"}
 PRECISIONS = ("fp32", "tf32")   # arithmetic of a float32 variant: full FP32, or TF32 tensor cores
@@ -133,6 +133,7 @@ class Variant:
     defines: dict = field(default_factory=dict)
     block_expr: tuple = ()
     tile_expr: tuple = ()
+    grid_expr: tuple = ()   # a persistent kernel's grid, of the defines and `sms` (the GPU's multiprocessors)
     ratio_expr: str | None = None
     dtypes: tuple = ("float32",)
     precision: str = "fp32"
@@ -179,8 +180,16 @@ class Variant:
         """The seed's compute-to-memory ratio of this step (None if not given)."""
         return None if self.ratio_expr is None else float(eval_expr(self.ratio_expr, self.defines, integer=False))
 
-    def grid(self, M: int, N: int) -> tuple[int, int, int]:
-        """Blocks to cover an M x N matrix C: ceil(N/cols) x ceil(M/rows)."""
+    def grid(self, M: int, N: int, sms: int | None = None) -> tuple[int, int, int]:
+        """Blocks to cover an M x N matrix C: ceil(N/cols) x ceil(M/rows) tiles; or, for a variant with
+        a `grid` entry (a persistent kernel, which shares the tiles out itself), that grid on a GPU of
+        `sms` multiprocessors."""
+        if self.grid_expr:
+            if sms is None:
+                raise StudyError(f"{self.id}: its grid depends on the GPU's multiprocessor count, which the "
+                                 "caller did not give")
+            x, y = (eval_expr(e, {**self.defines, "sms": sms}) for e in self.grid_expr)
+            return (x, y, 1)
         rows, cols = self.tile
         return (-(-N // cols), -(-M // rows), 1)
 
@@ -238,12 +247,15 @@ def _parse_entry(i: int, raw: dict, kernels_dir: Path, chapters: dict, check_fil
             raise StudyError(f"{where}: define {name!r} is not a C identifier (YAML reads OFF, ON, NO, YES "
                              "as booleans: quote the name or choose another)")
     block, tile = tuple(raw.get("block") or ()), tuple(raw.get("tile") or ())
+    grid = tuple(raw.get("grid") or ())
     if backend == "cuda":
         if len(block) != 2 or len(tile) != 2:
             raise StudyError(f"{where}: a cuda variant needs 'block: [x, y]' and 'tile: [rows, cols]'")
+        if grid and len(grid) != 2:
+            raise StudyError(f"{where}: 'grid' is [x, y], expressions of the defines and sms")
     variant = Variant(id=vid, backend=backend, title=raw["title"], source=raw["source"], order=i,
                       file=path, kernel=kernel, defines=defines, block_expr=block, tile_expr=tile,
-                      ratio_expr=raw.get("flop_per_byte"), dtypes=dtypes, precision=precision, role=role,
+                      grid_expr=grid, ratio_expr=raw.get("flop_per_byte"), dtypes=dtypes, precision=precision, role=role,
                       chapter=chapter, max_size=max_size, search=_parse_search(raw.get("search"), defines, where))
     if backend == "cuda":
         variant.flop_per_byte  # evaluates, or says what is wrong
@@ -251,6 +263,8 @@ def _parse_entry(i: int, raw: dict, kernels_dir: Path, chapters: dict, check_fil
         rows, cols = variant.tile
         if min(bx, by, rows, cols) < 1 or bx * by > 1024:
             raise StudyError(f"{where}: block {bx}x{by} / tile {rows}x{cols} is not launchable (1..1024 threads)")
+        if grid and min(variant.grid(1, 1, sms=1)) < 1:
+            raise StudyError(f"{where}: grid {list(grid)} gives no block on a GPU of one multiprocessor")
     return variant
 
 

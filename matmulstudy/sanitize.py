@@ -52,8 +52,9 @@ def build_launcher(out: Path, log) -> None:
     run_build(["nvcc", "-O2", "-o", str(out), str(LAUNCHER_SOURCE)], log)
 
 
-def command(tool: str, launcher, cubin, variant: Variant, shape: Shape, exe: str | None = None) -> list[str]:
-    grid, block = variant.grid(shape.M, shape.N), variant.block
+def command(tool: str, launcher, cubin, variant: Variant, shape: Shape, exe: str | None = None,
+            sms: int | None = None) -> list[str]:
+    grid, block = variant.grid(shape.M, shape.N, sms), variant.block
     return [exe or sanitizer_exe(), "--tool", tool, "--print-limit", "20", str(launcher), str(cubin),
             variant.kernel, *map(str, shape), str(grid[0]), str(grid[1]), str(block[0]), str(block[1])]
 
@@ -82,9 +83,10 @@ def first_report(text: str) -> str:
     return ""
 
 
-def run(tool: str, launcher, cubin, variant: Variant, shape: Shape, log, exe: str | None = None) -> dict:
+def run(tool: str, launcher, cubin, variant: Variant, shape: Shape, log, exe: str | None = None,
+        sms: int | None = None) -> dict:
     """One tool on one launch; a row of the sanitizer table."""
-    cmd = command(tool, launcher, cubin, variant, shape, exe)
+    cmd = command(tool, launcher, cubin, variant, shape, exe, sms)
     print("$ " + " ".join(cmd), file=log, flush=True)
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S)
@@ -102,10 +104,12 @@ def run(tool: str, launcher, cubin, variant: Variant, shape: Shape, log, exe: st
             "first_report": first_report(text)}
 
 
-def sanitize(variant: Variant, cubin, launcher, shapes: list[Shape], log, tools=TOOLS) -> pd.DataFrame:
-    """Every tool on one launch of the variant at every shape."""
+def sanitize(variant: Variant, cubin, launcher, shapes: list[Shape], log, tools=TOOLS,
+             sms: int | None = None) -> pd.DataFrame:
+    """Every tool on one launch of the variant at every shape (on a GPU of `sms` multiprocessors)."""
     exe = sanitizer_exe()
-    return pd.DataFrame([run(tool, launcher, cubin, variant, shape, log, exe) for shape in shapes for tool in tools])
+    return pd.DataFrame([run(tool, launcher, cubin, variant, shape, log, exe, sms)
+                         for shape in shapes for tool in tools])
 
 
 def is_clean(verdict_text) -> bool:

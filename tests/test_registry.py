@@ -30,6 +30,15 @@ def test_grid_covers_ragged_shapes(registry):
     assert v.grid(M=4096, N=64) == (4, 256, 1)
 
 
+def test_a_persistent_kernel_s_grid_is_the_gpu_s_not_the_matrix_s(registry):
+    v = registry["gpu_stream_k"]
+    assert v.grid(M=17, N=33, sms=132) == v.grid(M=8192, N=8192, sms=132) == (264, 1, 1)
+    assert v.grid(M=1, N=1, sms=78) == (156, 1, 1)
+    with pytest.raises(StudyError, match="multiprocessor count"):
+        v.grid(M=17, N=33)
+    assert registry["gpu_operand_reuse"].grid(M=17, N=33, sms=132) == (1, 1, 1)   # a tile grid ignores sms
+
+
 def test_steps_come_in_their_files_order_chapter_by_chapter(registry):
     numbers = [int(v.file.name[:2]) for v in registry.steps()]
     assert numbers == sorted(numbers)
@@ -53,6 +62,8 @@ def test_roles_name_the_references_and_the_cpu_baselines(registry):
     ({"chapter": None}, "a step names its chapter"),
     ({"max_size": 0}, "max_size must be an integer >= 1"),
     ({"defines": {False: 1}}, "is not a C identifier"),
+    ({"grid": ["sms"]}, r"'grid' is \[x, y\]"),
+    ({"grid": ["sms - 1", 1]}, "gives no block"),
 ])
 def test_a_bad_entry_is_named(registry, change, message):
     raw = {**registry.raw, "variants": [dict(registry.raw_entry(registry.steps()[0].id), **change)]}

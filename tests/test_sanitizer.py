@@ -46,7 +46,10 @@ def test_the_verdict_names_what_was_found():
 def test_every_cuda_variant_is_clean_under_the_four_tools(registry, gpu_builds, default_config, variant_id):
     shapes = [Shape(*s) for s in default_config["sanitizer_shapes"]]
     assert len(shapes) >= 2 and any(all(x % 2 for x in s) for s in shapes)
+    from matmulstudy.gpu import GpuSession
+    with GpuSession() as gpu:   # a persistent kernel's grid is a multiple of the SMs
+        sms = gpu.sm_count
     table = sanitize.sanitize(registry[variant_id], gpu_builds[variant_id, "float32"], gpu_builds["launcher"],
-                              shapes, io.StringIO())
+                              shapes, io.StringIO(), sms=sms)
     assert len(table) == 4 * len(shapes)
     assert table["clean"].all(), table.to_string()

@@ -1,11 +1,14 @@
 # compute-sanitizer's four tools on one launch of one cuda variant per shape.
+import json
+
 from matmulstudy import build, registry, rulescript, sanitize
 
 
 def main(snakemake, log):
     variant = build.built_variant(registry.load_registry()[snakemake.wildcards.variant], snakemake.input.cubin)
     table = sanitize.sanitize(variant, snakemake.input.cubin, snakemake.input.launcher,
-                              list(snakemake.params.shapes), log)
+                              list(snakemake.params.shapes), log,
+                              sms=json.loads(open(snakemake.input.gpu).read())["sm_count"])
     table.to_csv(snakemake.output[0], index=False)
     print(sanitize.verdict(table).iloc[0], file=log)
 
