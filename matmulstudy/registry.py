@@ -255,8 +255,8 @@ def _parse_entry(i: int, raw: dict, kernels_dir: Path, chapters: dict, check_fil
             raise StudyError(f"{where}: 'grid' is [x, y], expressions of the defines and sms")
     variant = Variant(id=vid, backend=backend, title=raw["title"], source=raw["source"], order=i,
                       file=path, kernel=kernel, defines=defines, block_expr=block, tile_expr=tile,
-                      grid_expr=grid, ratio_expr=raw.get("flop_per_byte"), dtypes=dtypes, precision=precision, role=role,
-                      chapter=chapter, max_size=max_size, search=_parse_search(raw.get("search"), defines, where))
+                      grid_expr=grid, ratio_expr=raw.get("flop_per_byte"), dtypes=dtypes, precision=precision,
+                      role=role, chapter=chapter, max_size=max_size, search=_parse_search(raw.get("search"), defines, where))
     if backend == "cuda":
         variant.flop_per_byte  # evaluates, or says what is wrong
         bx, by, _ = variant.block
