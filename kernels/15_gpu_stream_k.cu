@@ -99,14 +99,7 @@ gpu_stream_k(int M, int N, int K, const float* __restrict__ A, const float* __re
                         __nanosleep(64);
                 __syncthreads();
                 __threadfence();
-#pragma unroll
-                for (int i = 0; i < TM; ++i)
-#pragma unroll
-                    for (int j = 0; j < TN; ++j)
-                        if (p.row(i) < M && p.col(j) < N) {
-                            float* c = C + (size_t)p.row(i) * N + p.col(j);
-                            *c = __ldcg(c) + acc[i][j];
-                        }
+                store_tile<true>(C, M, N, acc, p);
             }
             __threadfence();   // this piece's C before the progress that announces it
             __syncthreads();

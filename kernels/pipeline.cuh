@@ -114,7 +114,9 @@ __device__ __forceinline__ void multiply_slices(float (&acc)[TM][TN], Tiles& s, 
     }
 }
 
-// C = acc on the block's tile, inside the matrix.
+// C = acc on the block's tile, inside the matrix; with `add`, C += acc
+// (C read from L2: another block wrote it, step 15).
+template <bool add = false>
 __device__ __forceinline__ void store_tile(float* __restrict__ C, int M, int N, const float (&acc)[TM][TN],
                                            const Place& p)
 {
@@ -122,6 +124,8 @@ __device__ __forceinline__ void store_tile(float* __restrict__ C, int M, int N, 
     for (int i = 0; i < TM; ++i)
 #pragma unroll
         for (int j = 0; j < TN; ++j)
-            if (p.row(i) < M && p.col(j) < N)
-                C[(size_t)p.row(i) * N + p.col(j)] = acc[i][j];
+            if (p.row(i) < M && p.col(j) < N) {
+                float* const c = C + (size_t)p.row(i) * N + p.col(j);
+                *c = add ? __ldcg(c) + acc[i][j] : acc[i][j];
+            }
 }
