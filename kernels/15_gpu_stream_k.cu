@@ -23,8 +23,7 @@
 // slice need not be 0). When the tiles fill whole waves, or fit in one
 // wave at least 7/8 full, they go whole instead (tile w + i * W to block
 // w): cutting every tile would cost more than it gives. (The paper's
-// hybrid, whole waves first and only the last ones shared out, measured
-// slower here: notes/beyond_the_seeds.md.)
+// hybrid, whole waves first and only the last ones shared out, is step 17.)
 //
 // The pieces of a cut tile are added in a fixed order, so that a result is
 // the same bit for bit on every run (an atomicAdd fix-up would not be): the
@@ -51,66 +50,15 @@
 //
 // Parameters (-D defines from kernels/registry.yaml): as step 13.
 
-#include "pipeline.cuh"   // the pipelined main loop (multiply_slices) and the epilogue (store_tile)
-
-constexpr int MAX_BLOCKS = 4096;                  // progress[] has a place per block
-__device__ unsigned int ticket = 0, retired = 0;  // blocks started and finished in this launch
-__device__ unsigned int progress[MAX_BLOCKS];     // per cut tile (by the block owning its slice 0): slices in C
-
-// The block whose range holds slice x: the largest w with w * S / W <= x.
-__device__ __forceinline__ int owner_of(long long x, long long S, long long W) { return ((x + 1) * W + S - 1) / S - 1; }
+#include "stream_k.cuh"   // tickets, the range walk and its fix-up, the sharing out (take_ticket, stream_k, retire)
 
 extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM)
 gpu_stream_k(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C)
 {
     __shared__ __align__(16) Tiles s;
     __shared__ int number;
-    const long long W = (long long)gridDim.x * gridDim.y;
-    if (W > MAX_BLOCKS)
-        __trap();   // a grid larger than progress[]: the launch fails, not the result
-    if (threadIdx.x == 0)
-        number = atomicAdd(&ticket, 1);
-    __syncthreads();
+    const long long W = take_ticket(number);
 
-    const int tiles_n = (N + BN - 1) / BN, per_tile = (K + BK - 1) / BK;
-    const long long tiles = (long long)((M + BM - 1) / BM) * tiles_n;
-    // Block w takes slices [w * S / W, (w + 1) * S / W) of all S, in tile order; but tiles that fit in one
-    // wave at least 7/8 full go whole, tile w to block w (cutting every tile in pieces would cost more
-    // than the idle eighth). When the tiles fill whole waves, the ranges are whole tiles anyway.
-    const bool one_wave = tiles < W && tiles * 8 >= W * 7;
-    const long long S = (one_wave ? W : tiles) * per_tile;   // one wave: as if W tiles, the last ones empty
-    const long long first = number * S / W;
-    for (long long end = min((number + 1) * S / W, tiles * per_tile); end > first;) {
-        const long long tile = (end - 1) / per_tile, tile_first = tile * per_tile;
-        const int from = max(first, tile_first) - tile_first, to = end - tile_first;   // slices of this tile
-        const Place p(tile / tiles_n * BM, tile % tiles_n * BN);
-        float acc[TM][TN] = {};
-        multiply_slices<FmaOrder::serpentine>(acc, s, A, B, M, N, K, p, from, to);
-
-        if (from == 0 && to == per_tile) {          // the whole tile
-            store_tile(C, M, N, acc, p);
-        } else {                                     // a piece: in k order, through C
-            unsigned int* const done = &progress[owner_of(tile_first, S, W)];
-            if (from == 0) {
-                store_tile(C, M, N, acc, p);
-            } else {
-                if (threadIdx.x == 0)
-                    while (atomicAdd(done, 0) != (unsigned)from)
-                        __nanosleep(64);
-                __syncthreads();
-                __threadfence();
-                store_tile<true>(C, M, N, acc, p);
-            }
-            __threadfence();   // this piece's C before the progress that announces it
-            __syncthreads();
-            if (threadIdx.x == 0)
-                atomicExch(done, to == per_tile ? 0 : to);
-        }
-        end = tile_first + from;
-    }
-
-    if (threadIdx.x == 0 && atomicAdd(&retired, 1) == W - 1) {   // the last block out resets the tickets
-        atomicExch(&ticket, 0);
-        atomicExch(&retired, 0);
-    }
+    stream_k(s, A, B, C, M, N, K, number, W);
+    retire(W);
 }

@@ -82,16 +82,30 @@ __device__ __forceinline__ void outer_product(float (&acc)[TM][TN], const float 
 // covers k = t * BK ... t * BK + BK - 1 (0 past K). One barrier per slice,
 // and one on entry: a previous call's last fragments may still be being
 // read from the buffer this one fills first.
+//
+// The next slice travels in pieces of PIECE k-rows (one piece when BK is
+// PIECE): piece q is loaded at k = q * PIECE + 1 and stored at
+// k = q * PIECE + PIECE - 1, so a deeper slice needs no more registers in
+// flight. The other buffer may be written at any k of slice t: its last
+// reads were before the barrier that ended slice t - 1.
+constexpr int PIECE = 8;
+static_assert(BK % PIECE == 0, "the next slice is prefetched in pieces of 8 k-rows: BK must be a multiple of 8");
+
 template <FmaOrder order>
 __device__ __forceinline__ void multiply_slices(float (&acc)[TM][TN], Tiles& s, const float* __restrict__ A,
                                                 const float* __restrict__ B, int M, int N, int K, const Place& p,
                                                 int first, int last)
 {
+    using Rows = float[PIECE][BM];
+    using Cols = float[PIECE][BN];
     float a[2][TM], b[2][TN];
-    Slice<BM, BN, BK, THREADS> next;   // a thread's share of the next slice, between its load and its store
-    next.load(A, B, M, N, K, p.row0, p.col0, first * BK, p.tid);
+    Slice<BM, BN, PIECE, THREADS> next;   // a thread's share of a piece of the next slice, between load and store
     __syncthreads();
-    next.store(s.a[0], s.b[0], p.tid);
+#pragma unroll
+    for (int q = 0; q < BK / PIECE; ++q) {
+        next.load(A, B, M, N, K, p.row0, p.col0, first * BK + q * PIECE, p.tid);
+        next.store(*reinterpret_cast<Rows*>(&s.a[0][q * PIECE]), *reinterpret_cast<Cols*>(&s.b[0][q * PIECE]), p.tid);
+    }
     __syncthreads();
     load_fragments(a[0], b[0], s, 0, 0, p);
 
@@ -99,13 +113,16 @@ __device__ __forceinline__ void multiply_slices(float (&acc)[TM][TN], Tiles& s, 
         const bool more = t + 1 < last;
 #pragma unroll
         for (int k = 0; k < BK; ++k) {
-            if (k == 1 && more)   // slice t + 1 is in flight while slice t is multiplied (from k = 1, not 0:
-                                  // then ptxas fits the loop in 128 registers without a spill)
-                next.load(A, B, M, N, K, p.row0, p.col0, (t + 1) * BK, p.tid);
+            const int q = k / PIECE;
+            if (k % PIECE == 1 && more)   // a piece of slice t + 1 is in flight while slice t is multiplied (from
+                                          // k = 1, not 0: then ptxas fits the loop in 128 registers without a spill)
+                next.load(A, B, M, N, K, p.row0, p.col0, (t + 1) * BK + q * PIECE, p.tid);
+            if (k % PIECE == PIECE - 1 && more)
+                next.store(*reinterpret_cast<Rows*>(&s.a[1 - buf][q * PIECE]),
+                           *reinterpret_cast<Cols*>(&s.b[1 - buf][q * PIECE]), p.tid);
             if (k < BK - 1) {   // the next k's fragments, from this slice
                 load_fragments(a[(k + 1) % 2], b[(k + 1) % 2], s, buf, k + 1, p);
-            } else if (more) {  // the next slice's first: store it, one barrier, load
-                next.store(s.a[1 - buf], s.b[1 - buf], p.tid);
+            } else if (more) {  // the next slice's first, after one barrier
                 __syncthreads();
                 load_fragments(a[0], b[0], s, 1 - buf, 0, p);
             }
