@@ -111,6 +111,10 @@ class Check:
     freivalds_vectors: int
 
 
+# Config keys of the optional stages: not part of Settings.hash (see there).
+OPTIONAL_STAGE_KEYS = frozenset({"ncu", "ncu_size", "sanitizer", "sanitizer_shapes", "tune", "tune_size", "tune_budget_s"})
+
+
 @dataclass(frozen=True)
 class Settings:
     """The validated config: every key of config/config.yaml, typed; `variants` in the registry's order."""
@@ -147,8 +151,11 @@ class Settings:
 
     @property
     def hash(self) -> str:
-        """A short hash of the settings: equal settings, equal hash, whatever form they were given in."""
-        text = json.dumps(self.as_config(), sort_keys=True)
+        """A short hash of the settings that shape the measurements: equal settings, equal hash, whatever
+        form they were given in. The optional stages' switches (ncu, sanitizer, tune and theirs) are left
+        out, so that turning one on for a finished study runs that stage only (a tuned variant is still
+        measured again: its build changes)."""
+        text = json.dumps({k: v for k, v in self.as_config().items() if k not in OPTIONAL_STAGE_KEYS}, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 
     def grid(self) -> list[Shape]:

@@ -112,3 +112,12 @@ def test_command_line_strings_are_read_as_yaml(default_config, registry):
     assert out.ncu is True and out.check.tolerance == 8.5 and out.variants == ("gpu_naive",)
     with pytest.raises(StudyError, match="sizes\\[0\\] = 'big' is not allowed"):
         validate(dict(default_config, sizes=["big"]), registry)
+
+
+def test_turning_an_optional_stage_on_keeps_the_hash(default_config, registry):
+    """ncu, sanitizer or tune added to a finished study must not re-run its measurements (the hash is a
+    parameter of measure_variant); a setting that changes a measurement changes the hash."""
+    base = validate(default_config, registry).hash
+    for key, value in (("ncu", True), ("sanitizer", True), ("tune", True), ("tune_budget_s", 10)):
+        assert validate(dict(default_config, **{key: value}), registry).hash == base, key
+    assert validate(dict(default_config, max_noise=0.01), registry).hash != base
