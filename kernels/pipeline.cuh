@@ -132,17 +132,23 @@ __device__ __forceinline__ void multiply_slices(float (&acc)[TM][TN], Tiles& s, 
 }
 
 // C = acc on the block's tile, inside the matrix; with `add`, C += acc
-// (C read from L2: another block wrote it, step 15).
+// (C read from L2: another block wrote it, step 15). The reads of a row of
+// the thread's tile are all issued before its writes: one L2 round trip a
+// row, not one an element (ptxas keeps a read after an earlier write to C
+// in order, not knowing that they never overlap).
 template <bool add = false>
 __device__ __forceinline__ void store_tile(float* __restrict__ C, int M, int N, const float (&acc)[TM][TN],
                                            const Place& p)
 {
 #pragma unroll
-    for (int i = 0; i < TM; ++i)
+    for (int i = 0; i < TM; ++i) {
+        float c[TN];
 #pragma unroll
         for (int j = 0; j < TN; ++j)
-            if (p.row(i) < M && p.col(j) < N) {
-                float* const c = C + (size_t)p.row(i) * N + p.col(j);
-                *c = add ? __ldcg(c) + acc[i][j] : acc[i][j];
-            }
+            c[j] = add && p.row(i) < M && p.col(j) < N ? __ldcg(C + (size_t)p.row(i) * N + p.col(j)) : 0.0f;
+#pragma unroll
+        for (int j = 0; j < TN; ++j)
+            if (p.row(i) < M && p.col(j) < N)
+                C[(size_t)p.row(i) * N + p.col(j)] = c[j] + acc[i][j];
+    }
 }
