@@ -23,6 +23,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
+from .counters import with_derived  # noqa: E402
 from .registry import Registry  # noqa: E402
 from .results import at_size  # noqa: E402
 from .sanitize import is_clean  # noqa: E402
@@ -169,6 +170,15 @@ def progression(study: Study, stem: Path, dtype: str = "float32") -> list[Path]:
     medians = ok.groupby("title")["gflops"].median()
     upper = ok.groupby("title")["gflops"].quantile(0.75)
     hazard_titles = {registry[v].title for v in hazards}
+    lines = []
+    reference = registry.reference("fp32")
+    ref = at[(at["variant"] == getattr(reference, "id", None)) & at["verified"]]["gflops"]
+    if dtype == "float32" and not ref.empty:
+        lines.append((ref.median(), f"{reference.title}: {ref.median():,.0f}", "black", "--"))
+    if dtype == "float32" and gpu.get("fp32_peak_gflops"):
+        peak = gpu["fp32_peak_gflops"]
+        lines.append((peak, f"FP32 peak: {peak:,.0f}", "grey", ":"))
+    top = max([upper.max() if not upper.empty else 0] + [v for v, *_ in lines])
     previous = None
     for i, title in enumerate(order):
         if title not in medians:
@@ -181,27 +191,25 @@ def progression(study: Study, stem: Path, dtype: str = "float32") -> list[Path]:
             speedup = medians[title] / previous
             text += f"\n×{speedup:.2f}" + (" slower" if speedup < 1 else "")
             colour = "red" if speedup < 1 else "black"
-        ax.annotate(text, (i, upper[title]), ha="center", va="bottom", xytext=(0, 4),
-                    textcoords="offset points", fontsize=9, color=colour)
+        if any(upper[title] <= value <= upper[title] + 0.15 * top for value, *_ in lines):
+            # a line would cross the label above the bar: the label goes inside the bar's top instead
+            ax.annotate(text, (i, medians[title]), ha="center", va="top", xytext=(0, -4),
+                        textcoords="offset points", fontsize=9, fontweight="bold",
+                        color="white" if colour == "black" else "mistyrose")
+        else:
+            ax.annotate(text, (i, upper[title]), ha="center", va="bottom", xytext=(0, 4),
+                        textcoords="offset points", fontsize=9, color=colour)
         if title in hazard_titles:
             ax.annotate("sanitizer:\nhazards", (i, 0), ha="center", va="bottom", xytext=(0, 3),
                         textcoords="offset points", fontsize=8, color="red", fontweight="bold")
         previous = medians[title]
-    lines = []
-    reference = registry.reference("fp32")
-    ref = at[(at["variant"] == getattr(reference, "id", None)) & at["verified"]]["gflops"]
-    if dtype == "float32" and not ref.empty:
-        lines.append((ref.median(), f"{reference.title}: {ref.median():,.0f}", "black", "--"))
-    if dtype == "float32" and gpu.get("fp32_peak_gflops"):
-        peak = gpu["fp32_peak_gflops"]
-        lines.append((peak, f"FP32 peak: {peak:,.0f}", "grey", ":"))
     for value, label, colour, style in lines:
         ax.axhline(value, color=colour, linestyle=style, linewidth=1.5)
         ax.annotate(label, (0.0, value), xycoords=("axes fraction", "data"), ha="left", va="bottom",
                     fontsize=9, color=colour, xytext=(3, 2), textcoords="offset points")
-    top = max([upper.max() if not upper.empty else 0] + [v for v, *_ in lines])
     ax.set_ylim(0, top * 1.15)
-    _mark_chapters(ax, [registry[v].chapter for v in steps.drop_duplicates("variant")["variant"]], registry)
+    _mark_chapters(ax, [registry.chapters[registry[v].chapter].title
+                        for v in steps.drop_duplicates("variant")["variant"]])
     ax.set_xlabel("")
     unit = "GFLOP/s" if dtype == "float32" else "G int32 ops/s"
     ax.set_ylabel(f"{unit} (median; bars: interquartile range)")
@@ -213,13 +221,13 @@ def progression(study: Study, stem: Path, dtype: str = "float32") -> list[Path]:
                  "label: median and speedup over the step before", fontsize=11)
     fig.tight_layout(rect=(0, 0.04, 1, 1))
     fig.text(0.01, 0.01, "Red: slower than the step before. Why: the summary page and figures/hardware.png "
-             "(bank conflicts, sectors per request, occupancy, FFMA per LDS).", fontsize=9, color="dimgrey")
+             "(the counters each step names: bank conflicts, stalls, occupancy, FFMA per LDS, ...).", fontsize=9, color="dimgrey")
     return _save(fig, stem)
 
 
-def _mark_chapters(ax, chapters: list[str], registry: Registry) -> None:
-    """Where the bars (one per step, in order) pass from one chapter to the next: a divider, and each
-    chapter's title over its bars. Nothing for a study of one chapter."""
+def _mark_chapters(ax, chapters: list[str], top: bool = True) -> None:
+    """Where the bars (one per step, in order; `chapters` gives each bar's chapter title) pass from one chapter
+    to the next: a divider, and with `top` each chapter's title over its bars. Nothing for one chapter."""
     if len(set(chapters)) < 2:
         return
     start = 0
@@ -227,9 +235,9 @@ def _mark_chapters(ax, chapters: list[str], registry: Registry) -> None:
         if i == len(chapters) or chapters[i] != chapters[start]:
             if i < len(chapters):
                 ax.axvline(i - 0.5, color="dimgrey", linestyle="--", linewidth=1)
-            ax.annotate(registry.chapters[chapters[start]].title, ((start + i - 1) / 2, 0.985),
-                        xycoords=("data", "axes fraction"), ha="center", va="top", fontsize=9,
-                        color="dimgrey", fontstyle="italic")
+            if top:
+                ax.annotate(chapters[start], ((start + i - 1) / 2, 0.985), xycoords=("data", "axes fraction"),
+                            ha="center", va="top", fontsize=9, color="dimgrey", fontstyle="italic")
             start = i
 
 
@@ -246,23 +254,36 @@ def hardware(study: Study, stem: Path) -> list[Path]:
     sns.set_theme(style="whitegrid", context="notebook")
     registry, gpu_name = study.registry, study.gpu["gpu_name"]
     pal = palette(registry)
-    hw = study.hardware
+    hw = with_derived(study.hardware)
     hw = study.steps_only(hw[hw["dtype"] == "float32"]).copy()
     hw["title"] = hw["variant"].map(lambda v: registry[v].title)
     hw = hw.sort_values("variant", key=lambda s: s.map(lambda v: registry[v].order))
     if hw.empty:
         return placeholder("no GPU steps in this study", stem)
+    hw["occupancy_pct"] = 100 * hw["occupancy"]
     panels = [("fma_per_lds", "FFMA per shared load (LDS)\nin the main loop (SASS)"),
-              ("occupancy", "theoretical occupancy\n(resident warps / max)"),
-              ("flop_per_byte", "compute-to-memory ratio\n(flop per global byte, seed's)")]
+              ("occupancy_pct", "theoretical occupancy, %\n(resident warps / max)"),
+              ("flop_per_byte", "compute-to-memory ratio\n(flop per global byte, seed's)"),
+              ("reuse_per_ffma", "operands from the reuse cache\nper FFMA (SASS)"),
+              ("bar_per_kffma", "barriers per 1000 FFMA\nin the main loop (SASS)"),
+              ("instructions_per_fma", "main-loop instructions\nper FMA (SASS)")]
     ncu_panels = [("global_ld_sectors_per_request", "global-load sectors\nper request (ncu)"),
                   ("bank_conflicts_per_shared_ld", "shared-load bank conflicts\nper instruction (ncu)"),
                   ("achieved_occupancy_pct", "achieved occupancy, %\n(ncu)"),
-                  ("dram_throughput_pct", "DRAM throughput,\n% of peak (ncu)")]
+                  ("dram_throughput_pct", "DRAM throughput,\n% of peak (ncu)"),
+                  ("l2_hit_pct", "L2 hit rate, %\n(ncu)"),
+                  ("fma_pipe_pct", "FMA pipe busy, %\n(ncu)"),
+                  ("stall_long_scoreboard", "long-scoreboard stall (global loads),\nwarps per issued instr. (ncu)"),
+                  ("stall_short_scoreboard", "short-scoreboard stall (shared loads),\nwarps per issued instr. (ncu)"),
+                  ("stall_barrier", "barrier stall,\nwarps per issued instr. (ncu)"),
+                  ("stall_dispatch", "dispatch stall,\nwarps per issued instr. (ncu)"),
+                  ("sm_balance", "SM balance: mean SM's active\ncycles / the busiest's (ncu)")]
+    panels = [p for p in panels if p[0] in hw and hw[p[0]].notna().any()]
     panels += [p for p in ncu_panels if p[0] in hw and hw[p[0]].notna().any()]
-    ncols = 4 if len(panels) > 4 else len(panels)
+    ncols = 6 if len(panels) > 8 else min(4, len(panels))
     nrows = math.ceil(len(panels) / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 4.2 * nrows), squeeze=False)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 0.26 * len(hw) * nrows + 1.6 * nrows + 0.6),
+                             squeeze=False)
     for ax, (col, label) in zip(axes.flat, panels):
         sns.barplot(data=hw, y="title", x=col, hue="title", palette=pal, ax=ax, legend=False)
         ax.set_title(label, fontsize=10)
@@ -272,11 +293,14 @@ def hardware(study: Study, stem: Path) -> list[Path]:
             ax.set_yticklabels([])
         for container in ax.containers:
             ax.bar_label(container, fmt="%.3g", fontsize=8, padding=2)
+        for y, value in enumerate(hw[col]):   # a step without the counter says so, not an empty row
+            if pd.isna(value):
+                ax.text(0, y, " n/a", va="center", ha="left", fontsize=8, color="0.4")
         ax.margins(x=0.25)
     for ax in list(axes.flat)[len(panels):]:
         ax.set_visible(False)
-    fig.suptitle(f"What explains each step, on {gpu_name} (float32; ncu at one size where measured)", fontsize=11)
-    fig.tight_layout()
+    fig.suptitle(f"What explains each step, on {gpu_name} (float32; ncu at one size where measured)", fontsize=12)
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.45 / fig.get_figheight()))   # the title above the panels' titles
     return _save(fig, stem)
 
 
@@ -439,7 +463,7 @@ def by_gpu(studies: list[Study], size: int, stem: Path) -> list[Path]:
     reference; a step that only some studies have is a bar in those.
     """
     sns.set_theme(style="whitegrid", context="notebook")
-    frames, order = [], []
+    frames, order, chapter_of = [], [], {}
     for study in studies:
         registry = study.registry
         keep = registry.steps() + [registry.reference("fp32")] * (registry.reference("fp32") is not None)
@@ -447,6 +471,8 @@ def by_gpu(studies: list[Study], size: int, stem: Path) -> list[Path]:
         at = at[at["variant"].isin([v.id for v in keep])]
         frames.append(at.assign(gpu=study.gpu["gpu_name"]))
         order += [v.title for v in keep if v.id in set(at["variant"]) and v.title not in order]
+        for v in keep:
+            chapter_of.setdefault(v.title, registry.chapters[v.chapter].title if v.chapter else "reference")
     df = pd.concat(frames, ignore_index=True)
     # the reference last, after every study's steps
     references = {st.registry.reference("fp32").title for st in studies if st.registry.reference("fp32")}
@@ -464,12 +490,14 @@ def by_gpu(studies: list[Study], size: int, stem: Path) -> list[Path]:
         ax.set_xlabel("")
         ax.margins(y=0.2)
         ax.legend(title="", fontsize=9, loc="upper left")
+        _mark_chapters(ax, [chapter_of[t] for t in order], top=ax is axes[0])
+    axes[1].axhline(1.0, color="black", linestyle="--", linewidth=1)
     axes[1].yaxis.set_major_formatter(matplotlib.ticker.PercentFormatter(1.0))
     axes[0].yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}"))
     axes[1].tick_params(axis="x", labelrotation=25)
     for label in axes[1].get_xticklabels():
         label.set_ha("right")
-    fig.suptitle(f"The progression on each GPU, {size}×{size}×{size} float32", fontsize=12)
+    fig.suptitle(f"From naive to cuBLAS: every step on each GPU, {size}×{size}×{size} float32", fontsize=12)
     fig.tight_layout()
     return _save(fig, stem)
 

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import yaml
 
+from .counters import COUNTERS, DIRECTIONS
 from .errors import StudyError
 
 KERNELS_DIR = Path(__file__).resolve().parent.parent / "kernels"
@@ -38,7 +39,7 @@ GPU_BACKENDS = ("cuda", "cublas")
 BUILT_BACKENDS = ("c", "cuda")
 ROLES = ("step", "reference", "cpu_baseline")
 _KEYS = {"id", "backend", "file", "kernel", "title", "source", "defines", "block", "tile", "grid",
-         "flop_per_byte", "dtypes", "precision", "role", "chapter", "max_size", "search"}
+         "flop_per_byte", "dtypes", "precision", "role", "chapter", "max_size", "search", "shows"}
 _CHAPTER_KEYS = {"id", "title", "precision"}
 PRECISIONS = ("fp32", "tf32")   # arithmetic of a float32 variant: full FP32, or TF32 tensor cores
 DTYPES = {"float32": "float", "int32": "int"}   # dtype -> the kernels' ELEM
@@ -141,6 +142,7 @@ class Variant:
     chapter: str | None = None
     max_size: int | None = None
     search: Search | None = None
+    shows: tuple = ()   # (counter, 'lower' or 'higher'): what shows the step's change, from the step before
 
     @property
     def is_step(self) -> bool:
@@ -256,7 +258,8 @@ def _parse_entry(i: int, raw: dict, kernels_dir: Path, chapters: dict, check_fil
     variant = Variant(id=vid, backend=backend, title=raw["title"], source=raw["source"], order=i,
                       file=path, kernel=kernel, defines=defines, block_expr=block, tile_expr=tile,
                       grid_expr=grid, ratio_expr=raw.get("flop_per_byte"), dtypes=dtypes, precision=precision,
-                      role=role, chapter=chapter, max_size=max_size, search=_parse_search(raw.get("search"), defines, where))
+                      role=role, chapter=chapter, max_size=max_size, search=_parse_search(raw.get("search"), defines, where),
+                      shows=_parse_shows(raw.get("shows"), role, where))
     if backend == "cuda":
         variant.flop_per_byte  # evaluates, or says what is wrong
         bx, by, _ = variant.block
@@ -266,6 +269,20 @@ def _parse_entry(i: int, raw: dict, kernels_dir: Path, chapters: dict, check_fil
         if grid and min(variant.grid(1, 1, sms=1)) < 1:
             raise StudyError(f"{where}: grid {list(grid)} gives no block on a GPU of one multiprocessor")
     return variant
+
+
+def _parse_shows(raw, role: str, where: str) -> tuple:
+    """shows: {counter: lower or higher}, the counters of matmulstudy/counters.py that show a step's change."""
+    if raw is None:
+        return ()
+    if role != "step" or not isinstance(raw, dict) or not raw:
+        raise StudyError(f"{where}: shows is {{counter: lower or higher}}, on a step")
+    for counter, direction in raw.items():
+        if counter not in COUNTERS:
+            raise StudyError(f"{where}: shows names '{counter}', which is not a counter; known: {sorted(COUNTERS)}")
+        if direction not in DIRECTIONS:
+            raise StudyError(f"{where}: shows {counter}: '{direction}' must be one of {list(DIRECTIONS)}")
+    return tuple(raw.items())
 
 
 def _parse_search(raw, defines: dict, where: str) -> Search | None:

@@ -1,0 +1,46 @@
+"""The hardware counters a step can be explained by: hardware.csv's columns
+(from ptxas, the SASS main loop and Nsight Compute) and two derived from
+them, with how to print them and which way is worse.
+
+A registry entry's `shows` names the counters that show what the step
+changes, and which way they should move from the step before; the summary
+page prints them (explain.py).
+"""
+
+from __future__ import annotations
+
+# column -> (label, short label for a table's head, format, True if a larger value is worse, None if neither)
+COUNTERS = {
+    "fma_per_lds": ("FFMA per shared load (SASS main loop)", "FFMA/LDS", "{:.1f}", False),
+    "flop_per_byte": ("flop per global byte (tile's ratio)", "flop/byte", "{:.1f}", False),
+    "global_ld_instructions": ("global-load instructions (ncu)", "LDG executed", "{:,.0f}", True),
+    "global_ld_sectors_per_request": ("global-load sectors/request (ncu)", "sectors/request", "{:.2f}", True),
+    "bank_conflicts_per_shared_ld": ("bank conflicts per shared load (ncu)", "conflicts/LDS", "{:.2f}", True),
+    "bar_per_kffma": ("barriers per 1000 FFMA (SASS main loop)", "BAR/1000 FFMA", "{:.2f}", True),
+    "instructions_per_fma": ("main-loop instructions per FMA (SASS)", "instr./FMA", "{:.2f}", True),
+    "reuse_per_ffma": ("operands read from the reuse cache per FFMA (SASS)", "reuse/FFMA", "{:.2f}", False),
+    "stall_long_scoreboard": ("long-scoreboard stall: waiting for global loads (ncu)", "long sb.", "{:.2f}", True),
+    "stall_short_scoreboard": ("short-scoreboard stall: waiting for shared loads (ncu)", "short sb.", "{:.2f}", True),
+    "stall_barrier": ("barrier stall (ncu)", "barrier", "{:.2f}", True),
+    "stall_mio_throttle": ("MIO-throttle stall (ncu)", "MIO thr.", "{:.2f}", True),
+    "stall_dispatch": ("dispatch stall (ncu)", "dispatch", "{:.2f}", True),
+    "stall_wait": ("fixed-latency wait stall (ncu)", "wait", "{:.2f}", True),
+    "fma_pipe_pct": ("FMA pipe busy % (ncu)", "FMA pipe %", "{:.1f}", False),
+    "issue_active_pct": ("issue slots busy % (ncu)", "issue %", "{:.1f}", False),
+    "l2_hit_pct": ("L2 hit rate % (ncu)", "L2 hit %", "{:.1f}", False),
+    "sm_balance": ("SM balance: mean SM's active cycles over the busiest's (ncu)", "SM balance", "{:.3f}", False),
+    "achieved_occupancy_pct": ("achieved occupancy % (ncu)", "occupancy %", "{:.1f}", False),
+    "registers": ("registers/thread", "registers", "{:.0f}", None),
+}
+DIRECTIONS = ("lower", "higher")
+
+
+def with_derived(hw):
+    """hardware.csv's rows with the derived columns: barriers per 1000 FFMA and main-loop instructions per
+    FMA (the loop's instructions and FMAs are counted in the SASS by hardware.main_loop_mix). A DataFrame."""
+    hw = hw.copy()
+    if {"bar", "fma", "loop_instructions"} <= set(hw.columns):
+        fma = hw["fma"].where(hw["fma"] > 0)
+        hw["bar_per_kffma"] = 1000 * hw["bar"] / fma
+        hw["instructions_per_fma"] = hw["loop_instructions"] / fma
+    return hw

@@ -1,0 +1,86 @@
+"""What the summary page and the hardware figure say about each step's counters (no GPU needed)."""
+
+import math
+import re
+
+import pandas as pd
+import pytest
+
+from matmulstudy import explain, plots
+from matmulstudy.counters import COUNTERS, with_derived
+from matmulstudy.errors import StudyError
+from matmulstudy.registry import Registry
+
+from test_results import fixture_study
+
+
+def _table(rows):
+    base = {"gflops": 1.0, "speedup": math.nan, "shows": (), "source": "a source"}
+    return pd.DataFrame([{**base, "step": f"step {i}", "variant": f"v{i}", **r} for i, r in enumerate(rows)])
+
+
+def test_a_steps_counters_are_shown_before_and_after_and_a_wrong_way_is_flagged():
+    table = _table([
+        {"stall_barrier": 0.50, "l2_hit_pct": 80.0},
+        {"speedup": 1.2, "stall_barrier": 0.30, "l2_hit_pct": 70.0,
+         "shows": (("stall_barrier", "lower"), ("l2_hit_pct", "higher"))},
+        {"speedup": 1.1, "shows": (("sm_balance", "higher"),)},
+    ])
+    first, second = explain.shown_changes(table)
+    assert "barrier stall (ncu) 0.50 -> 0.30;" in first and "(**not" not in first.split(";")[0]
+    assert "L2 hit rate % (ncu) 80.0 -> 70.0 (**not higher**)" in first
+    assert first.startswith("**step 1** (a source; ×1.20 over step 0)")
+    assert "not measured (ncu off)" in second   # no column: said, not left out
+    page = explain.markdown(table, "Test GPU", 4096)
+    assert "What each step changes, and the counters that show it" in page
+    assert "| step | GFLOP/s | barrier | L2 hit % |" in page
+
+
+def test_a_study_whose_steps_name_no_counters_gets_no_such_section():
+    page = explain.markdown(_table([{}, {"speedup": 2.0}]), "Test GPU", 4096)
+    assert "counters that show it" not in page
+
+
+def test_barriers_and_instructions_per_fma_are_derived_from_the_sass_counts():
+    hw = with_derived(pd.DataFrame({"bar": [1, 2, 0], "fma": [512, 1024, 0], "loop_instructions": [696, 1273, 9]}))
+    assert hw["bar_per_kffma"].tolist()[:2] == pytest.approx([1000 / 512, 2000 / 1024])
+    assert hw["instructions_per_fma"].tolist()[:2] == pytest.approx([696 / 512, 1273 / 1024])
+    assert hw[["bar_per_kffma", "instructions_per_fma"]].iloc[2].isna().all()   # no FMA: no ratio
+
+
+def test_a_slower_step_is_not_explained_by_a_change_below_the_printed_precision():
+    table = _table([{"bank_conflicts_per_shared_ld": 0.0001}, {"speedup": 0.9, "bank_conflicts_per_shared_ld": 0.0004}])
+    (note,) = explain.slower_steps(table)
+    assert "none of the recorded counters moved against it" in note
+
+
+def _with_shows(registry, shows, vid="gpu_tiled"):
+    entries = [dict(e, shows=shows) if e["id"] == vid else dict(e) for e in registry.raw["variants"]]
+    return {**registry.raw, "variants": entries}
+
+
+@pytest.mark.parametrize("shows, vid, message", [
+    ({"stall_nope": "lower"}, "gpu_tiled", "shows names 'stall_nope', which is not a counter"),
+    ({"stall_barrier": "down"}, "gpu_tiled", "'down' must be one of ['lower', 'higher']"),
+    ({"stall_barrier": "lower"}, "cublas", "shows is {counter: lower or higher}, on a step"),
+    ([], "gpu_tiled", "shows is {counter: lower or higher}, on a step"),
+])
+def test_a_bad_shows_entry_is_named(registry, shows, vid, message):
+    with pytest.raises(StudyError, match=re.escape(message)):
+        Registry.from_entries(_with_shows(registry, shows, vid))
+
+
+def test_every_step_of_the_registry_names_counters_known_to_the_page(registry):
+    for v in registry.values():
+        assert all(c in COUNTERS for c, _ in v.shows), v.id
+    assert all(v.shows for v in registry.steps("beyond")), "every step beyond the seeds says what shows it"
+
+
+def test_the_hardware_figure_says_n_a_where_a_step_has_no_such_counter(tmp_path, registry):
+    steps = [v.id for v in registry.steps() if v.is_gpu]
+    hw = pd.DataFrame({"variant": steps, "dtype": "float32", "occupancy": 0.5,
+                       "fma_per_lds": [math.nan] + [4.0] * (len(steps) - 1), "flop_per_byte": 1.0,
+                       "stall_barrier": 0.25})
+    plots.hardware(fixture_study(registry, tmp_path, hw), tmp_path / "hardware")
+    svg = (tmp_path / "hardware.svg").read_text()
+    assert svg.count(" n/a") == 1 and "theoretical occupancy, %" in svg and "barrier stall" in svg
