@@ -10,6 +10,9 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
+include: "workflow/rules/configfile.smk"
+
+
 configfile: "config/config.yaml"
 
 

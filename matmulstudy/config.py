@@ -26,6 +26,7 @@ from .registry import Registry, Variant
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "workflow" / "schemas" / "config.schema.yaml"
 CONFIG_PATH = Path(__file__).resolve().parent.parent / "config" / "config.yaml"
 INDEX_LIMIT = 2**31  # the kernels index with 32-bit ints
+MAX_GRID = (2**31 - 1, 65535)   # CUDA's largest grid in x and in y
 
 
 class Shape(NamedTuple):
@@ -164,6 +165,23 @@ class Settings:
         return sorted(out, key=lambda s: (s.flop, s))
 
 
+def read_config_file(path) -> dict:
+    """A YAML config file, or StudyError naming the file, the line and the column of what is wrong."""
+    try:
+        with open(path) as fh:
+            data = yaml.safe_load(fh)
+    except OSError as err:
+        raise StudyError(f"config file {path}: {err.strerror}") from None
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise StudyError(f"config file {path}{where}: {getattr(err, 'problem', None) or err}; fix the YAML there") \
+            from None
+    if data is not None and not isinstance(data, dict):
+        raise StudyError(f"config file {path}: expected keys and values (a YAML mapping), found {type(data).__name__}")
+    return data or {}
+
+
 def read_schema(schema_path: Path = SCHEMA_PATH) -> dict:
     with open(schema_path) as fh:
         return yaml.safe_load(fh)
@@ -208,6 +226,15 @@ def validate(cfg: dict, registry: Registry, schema_path: Path = SCHEMA_PATH) -> 
         if max(M * K, K * N, M * N) >= INDEX_LIMIT:
             raise StudyError(f"config: shape {shape.tag} is too large: a matrix of it has >= 2^31 elements, "
                              "past the kernels' 32-bit indexing; use smaller sizes")
+        for vid in settings.variants:
+            v = registry[vid]
+            if v.backend != "cuda" or not v.runs_on(shape):
+                continue
+            x, y, _ = v.grid(M, N, sms=1)   # a persistent grid's size does not depend on the shape
+            if y > MAX_GRID[1] or x > MAX_GRID[0]:
+                raise StudyError(f"config: shape {shape.tag} needs a grid of {x:,} x {y:,} blocks for {vid} (tiles "
+                                 f"of {v.tile[0]} x {v.tile[1]}), past CUDA's {MAX_GRID[0]:,} x {MAX_GRID[1]:,}; "
+                                 f"use a smaller {'M' if y > MAX_GRID[1] else 'N'} or leave {vid} out of variants")
     return settings
 
 

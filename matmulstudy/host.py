@@ -54,6 +54,27 @@ def arch_of(compute_capability: str) -> str:
     return f"sm_{major}{minor}"
 
 
+OLDEST_ARCH = 70   # the harness waits with __nanosleep: sm_70 and newer
+
+
+def check_arch(arch: str, nvcc: str = "nvcc") -> None:
+    """An nvcc target the study can build for, or StudyError saying why not: sm_70 or newer (the harness
+    uses __nanosleep), and one the installed nvcc builds for (nvcc --list-gpu-code; an sm_90a is sm_90's)."""
+    m = re.fullmatch(r"sm_(\d+)([af]?)", arch)
+    if not m:
+        raise StudyError(f"config: arch = {arch!r} is not an nvcc target such as sm_90")
+    if int(m.group(1)) < OLDEST_ARCH:
+        raise StudyError(f"config: arch = {arch} is older than sm_{OLDEST_ARCH}, which the harness needs (it uses "
+                         f"__nanosleep); set arch to sm_{OLDEST_ARCH} or newer, or to auto")
+    exe = shutil.which(nvcc)
+    if exe is None:
+        return   # the build says so, naming nvcc
+    codes = subprocess.run([exe, "--list-gpu-code"], capture_output=True, text=True).stdout.split()
+    if codes and f"sm_{m.group(1)}" not in codes:
+        raise StudyError(f"config: arch = {arch} is not one this nvcc builds for ({exe}: {', '.join(codes)}); "
+                         "choose one of those, or install a CUDA toolkit that has it")
+
+
 def cpu_model() -> str:
     try:
         with open("/proc/cpuinfo") as fh:

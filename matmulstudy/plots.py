@@ -9,6 +9,7 @@ marks measurements that failed verification instead of plotting them.
 
 from __future__ import annotations
 
+import inspect
 import math
 from pathlib import Path
 
@@ -329,7 +330,7 @@ def efficiency(study: Study, stem: Path) -> list[Path]:
     rows = _titles(s, registry)
     panels = [("frac_of_cublas", "of cuBLAS SGEMM (FP32) on the same shape"),
               ("frac_of_fp32_peak", "of the GPU's FP32 peak")]
-    fig, axes = plt.subplots(1, 2, figsize=(2.2 + 1.05 * len(shapes) * 2 + 4, 0.5 * len(rows) + 2.4),
+    fig, axes = plt.subplots(1, 2, figsize=(2.2 + 1.15 * len(shapes) * 2 + 4, 0.55 * len(rows) + 2.4),
                              sharey=True)
     norm = matplotlib.colors.LogNorm(vmin=1e-3, vmax=1.0, clip=True)
     for ax, (col, title) in zip(axes, panels):
@@ -340,10 +341,10 @@ def efficiency(study: Study, stem: Path) -> list[Path]:
         labels = table.map(lambda v: "" if pd.isna(v) else (f"{v:.0%}" if v >= 0.095 else f"{v:.1%}"
                                                              if v >= 0.001 else "<0.1%"))
         sns.heatmap(table.astype(float), ax=ax, cmap="viridis", norm=norm, annot=labels, fmt="",
-                    annot_kws={"fontsize": 8}, cbar=ax is axes[-1], linewidths=0.5, linecolor="white",
+                    annot_kws={"fontsize": 10}, cbar=ax is axes[-1], linewidths=0.5, linecolor="white",
                     cbar_kws={"label": "fraction (log colour scale; ≥ 1 same colour)"})
         for i, j in zip(*np.nonzero(failed.notna().to_numpy())):   # seaborn leaves empty cells unlabelled
-            ax.text(j + 0.5, i + 0.5, "failed", ha="center", va="center", color="red", fontsize=8,
+            ax.text(j + 0.5, i + 0.5, "failed", ha="center", va="center", color="red", fontsize=10,
                     fontweight="bold")
         ax.set_title(title, fontsize=10)
         ax.set_xlabel("size n (M = N = K) or shape M×N×K")
@@ -397,12 +398,15 @@ def roofline(study: Study, stem: Path) -> list[Path]:
         ax.axvline(ridge, color="grey", linestyle=":", linewidth=1)
         ax.annotate(f"ridge: {ridge:.1f} flop/byte", (ridge, peak), xytext=(4, -14),
                     textcoords="offset points", fontsize=8, color="dimgrey")
+    above = []   # steps whose hollow point is over the roof
     for v, y, model, measured in points:
         colour = pal[v.title]
         if model and measured:
             ax.plot([model, measured], [y, y], color=colour, linewidth=1, alpha=0.6)
         if model:
             ax.scatter([model], [y], s=70, facecolor="none", edgecolor=colour, linewidth=2, zorder=5)
+            if ridge and y > bw * model:   # faster than its model allows: said on the figure, below
+                above.append(v.title)
         if measured:
             ax.scatter([measured], [y], s=70, color=colour, zorder=5)
         ax.scatter([], [], s=70, color=colour, label=v.title)   # one legend entry per step
@@ -419,6 +423,11 @@ def roofline(study: Study, stem: Path) -> list[Path]:
     ax.set_ylabel("GFLOP/s (median), log scale")
     ax.set_title(f"Roofline at {size}×{size}×{size}, float32, on {gpu['gpu_name']}", fontsize=11)
     ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
+    if above:
+        ax.annotate("Above the roof by the seed's model (hollow):\n" + "\n".join(f"  {t}" for t in above)
+                    + "\nThe model counts every load as DRAM\ntraffic; the caches serve most of them\n"
+                    "(filled: the DRAM bytes ncu measured).", (1.02, 0.0), xycoords="axes fraction",
+                    ha="left", va="bottom", fontsize=9, color="dimgrey")
     fig.tight_layout()
     return _save(fig, stem)
 
@@ -433,13 +442,19 @@ def timing(study: Study, stem: Path) -> list[Path]:
     flagged = at["throttled"].astype(str).eq("True") if "throttled" in at else pd.Series(False, index=at.index)
     at["sample kind"] = np.where(flagged, "throttled (SM clock below threshold)", "at full clock / CPU")
     fig, ax = plt.subplots(figsize=(10, 0.55 * len(order) + 2))
-    sns.boxplot(data=at, y="title", x="deviation_pct", order=order, color="white", showfliers=False,
-                width=0.6, ax=ax)
+    # the quartile boxes drawn by Matplotlib itself: seaborn's boxplot passes `vert`, which Matplotlib 3.11
+    # deprecates and 3.13 removes (`orientation` replaces it, from 3.10)
+    horizontal = ({"orientation": "horizontal"} if "orientation" in inspect.signature(ax.boxplot).parameters
+                  else {"vert": False})
+    ax.boxplot([at.loc[at["title"] == t, "deviation_pct"].to_numpy() for t in order], positions=range(len(order)),
+               widths=0.6, showfliers=False, medianprops={"color": "black"}, **horizontal)
     np.random.seed(0)   # seaborn's jitter: the same points on every render
     sns.stripplot(data=at, y="title", x="deviation_pct", order=order, hue="sample kind",
                   hue_order=["at full clock / CPU", "throttled (SM clock below threshold)"],
                   palette={"at full clock / CPU": "#1f77b4", "throttled (SM clock below threshold)": "red"},
                   size=3, alpha=0.6, jitter=0.25, ax=ax)
+    ax.set_yticks(range(len(order)), order)   # Matplotlib's boxes numbered the rows: the titles again
+    ax.set_ylim(len(order) - 0.5, -0.5)
     ax.set_xscale("symlog", linthresh=0.1)
     ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:+g}%"))
     per = at.groupby("title").agg(n=("time_ms", "size"), noise=("noise", "first"), why=("stop_reason", "first"))

@@ -1,11 +1,14 @@
 """The config is checked before any job, with one-line messages."""
 
 import copy
+import re
+import shutil
 
 import pytest
 
-from matmulstudy.config import Shape, bench_jobs, full_check, measurements, validate
+from matmulstudy.config import Shape, bench_jobs, full_check, measurements, read_config_file, validate
 from matmulstudy.errors import StudyError
+from matmulstudy.host import check_arch
 
 
 def test_default_config_is_valid(default_config, registry):
@@ -121,3 +124,32 @@ def test_turning_an_optional_stage_on_keeps_the_hash(default_config, registry):
     for key, value in (("ncu", True), ("sanitizer", True), ("tune", True), ("tune_budget_s", 10)):
         assert validate(dict(default_config, **{key: value}), registry).hash == base, key
     assert validate(dict(default_config, max_noise=0.01), registry).hash != base
+
+
+def test_a_malformed_config_file_is_named_with_its_line(tmp_path):
+    bad = tmp_path / "config.yaml"
+    bad.write_text("label: x\nsizes: [256, 512\nseeds: [0]\n")
+    with pytest.raises(StudyError, match=rf"config file {re.escape(str(bad))}, line 3, column \d+: .*fix the YAML"):
+        read_config_file(bad)
+    bad.write_text("- just\n- a list\n")
+    with pytest.raises(StudyError, match="expected keys and values"):
+        read_config_file(bad)
+
+
+def test_an_arch_older_than_the_harness_or_unknown_to_nvcc_is_refused():
+    with pytest.raises(StudyError, match="arch = sm_12 is older than sm_70, which the harness needs"):
+        check_arch("sm_12")
+    if shutil.which("nvcc") is None:
+        pytest.skip("no nvcc here: the list of targets it builds for is its own")
+    check_arch("sm_90")
+    check_arch("sm_90a")   # the arch-specific form of a target nvcc lists
+    with pytest.raises(StudyError, match="arch = sm_99 is not one this nvcc builds for"):
+        check_arch("sm_99")
+
+
+def test_a_grid_too_tall_for_cuda_is_refused_before_any_job(default_config, registry):
+    cfg = dict(default_config, sizes=[256], reference_size=256, shapes=[[1_200_000, 16, 16]])
+    with pytest.raises(StudyError, match=r"shape 1200000x16x16 needs a grid of 1 x 75,000 blocks for gpu_naive "
+                                         r".*past CUDA's 2,147,483,647 x 65,535; use a smaller M"):
+        validate(cfg, registry)
+    validate(dict(cfg, shapes=[[1_048_560, 16, 16]]), registry)   # 65,535 rows of 16: the tallest that fits

@@ -2,7 +2,9 @@
 
 import math
 import re
+import warnings
 
+import matplotlib
 import pandas as pd
 import pytest
 
@@ -84,3 +86,19 @@ def test_the_hardware_figure_says_n_a_where_a_step_has_no_such_counter(tmp_path,
     plots.hardware(fixture_study(registry, tmp_path, hw), tmp_path / "hardware")
     svg = (tmp_path / "hardware.svg").read_text()
     assert svg.count(" n/a") == 1 and "theoretical occupancy, %" in svg and "barrier stall" in svg
+
+
+def test_the_timing_figure_uses_no_matplotlib_option_deprecated_for_removal(tmp_path, registry):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", matplotlib.MatplotlibDeprecationWarning)   # vert= is removed in 3.13
+        plots.timing(fixture_study(registry, tmp_path), tmp_path / "timing")
+    svg = (tmp_path / "timing.svg").read_text()
+    assert registry.steps()[0].title in svg   # the rows keep their titles, not the boxes' numbers
+
+
+def test_a_step_above_the_roof_by_the_seeds_model_is_explained_on_the_roofline(tmp_path, registry):
+    study = fixture_study(registry, tmp_path)
+    study.gpu = {**study.gpu, "copy_bandwidth_gbs": 100.0}   # a roof low enough for the naive step to pass it
+    plots.roofline(study, tmp_path / "roofline")
+    svg = (tmp_path / "roofline.svg").read_text()
+    assert "Above the roof by the seed's model" in svg and registry["gpu_naive"].title in svg

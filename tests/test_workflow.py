@@ -67,12 +67,23 @@ def test_tuning_comes_before_the_build_of_every_variant_with_a_search_space(tmp_
     ("sizez=[1]", "error: config: unknown key 'sizez'; allowed keys:"),
     ("tolerance=-2", "error: config: tolerance = -2 is not allowed; expected a number > 0"),
     ("variants=[gpu_nope]", "error: config: variants contains unknown variant 'gpu_nope'"),
+    ("arch=sm_12", "error: config: arch = sm_12 is older than sm_70, which the harness needs"),
+    ("shapes=[[1200000,16,16]]", "needs a grid of 1 x 75,000 blocks for gpu_naive"),
 ])
 def test_bad_config_stops_the_run_in_one_line(tmp_path, override, message):
     proc = snakemake("-n", "--directory", str(tmp_path), "--configfile", str(ROOT / "config/config.yaml"),
                      "--config", "label=x", "arch=sm_90", override)
     assert proc.returncode != 0
     assert message in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_a_malformed_config_file_stops_the_run_naming_its_line(tmp_path):
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config/config.yaml").write_text("label: x\narch: sm_90\nsizes: [256, 512\nseeds: [0]\n")
+    proc = snakemake("-n", "--directory", str(tmp_path))
+    assert proc.returncode != 0
+    assert proc.stderr.strip().splitlines()[-1].startswith("error: config file config/config.yaml, line 4, column")
     assert "Traceback" not in proc.stderr
 
 

@@ -43,6 +43,8 @@ def _label_and_arch(given):
             label = host.gpu_label(gpu["name"])
         if arch == "auto":
             arch = host.arch_of(gpu["compute_capability"])
+    if USES_GPU:
+        _checked(host.check_arch, arch)
     return label, (arch if USES_GPU else None)
 
 
