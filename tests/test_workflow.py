@@ -1,7 +1,13 @@
 """The Snakemake workflow as a user runs it: DAG, config errors, CPU-only study."""
 
+import os
 import re
 import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -145,6 +151,30 @@ def test_cpu_only_study_runs_end_to_end_and_renders(tmp_path, registry):
     text = (tmp_path / "report.html").read_text()
     assert "Failed verifications" in text and "1. Progression" in text
     assert "| failed verifications | 0" in (report / "README.md").read_text()
+
+
+@pytest.mark.slow
+def test_a_study_interrupted_by_ctrl_c_resumes_on_the_same_command(tmp_path):
+    """Ctrl-C (SIGINT to the whole process group, as a terminal sends it) part-way through the CPU-only
+    study; the same command again finishes it, every result there and verified, as a clean run's."""
+    cfg = _study_dir(tmp_path)
+    exe = shutil.which("snakemake") or str(Path(sys.executable).parent / "snakemake")
+    run = subprocess.Popen([exe, "--snakefile", str(ROOT / "Snakefile"), "--cores", "1", "--directory",
+                            str(tmp_path)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           start_new_session=True)
+    deadline = time.monotonic() + 120
+    while run.poll() is None and time.monotonic() < deadline and not list((tmp_path / "results").rglob("*.npy")):
+        time.sleep(0.02)
+    os.killpg(run.pid, signal.SIGINT)
+    _, err = run.communicate(timeout=120)
+    assert run.returncode != 0, "the study ended before the interrupt: nothing was tested"
+    assert not (tmp_path / "reports" / cfg["label"] / "results.csv").exists()
+    again = snakemake("--cores", "1", "--directory", str(tmp_path))
+    assert again.returncode == 0, again.stderr[-3000:]
+    df = pd.read_csv(tmp_path / "reports" / cfg["label"] / "results.csv")
+    grid = {(n, n, n) for n in cfg["sizes"]} | {tuple(s) for s in cfg["shapes"]}
+    assert set(zip(df["variant"], df["M"], df["N"], df["K"])) == {(v, *s) for v in cfg["variants"] for s in grid}
+    assert df["verified"].all()
 
 
 @pytest.mark.slow
