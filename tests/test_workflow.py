@@ -102,6 +102,21 @@ def test_auto_label_without_gpu_says_what_to_do(tmp_path):
     assert "Traceback" not in proc.stderr
 
 
+# The one lint the workflow keeps: it has no per-rule conda environment or container (README says why).
+ENVIRONMENT_LINT = "Specify a conda environment or container for each rule."
+
+
+def test_snakemake_lint_runs_without_a_gpu_and_finds_nothing_but_the_environment_lint():
+    """`snakemake --lint` as a user would type it, on any machine (no label, no arch, no GPU needed)."""
+    proc = snakemake("--lint")
+    text = proc.stdout + proc.stderr
+    sections = re.findall(r"^Lints for (.+?):\n((?:    .*\n?)+)", text, flags=re.MULTILINE)
+    assert sections, text[-2000:]   # lint ran and read the rules
+    found = {(where, title) for where, body in sections for title in re.findall(r"^    \* (.+?):$", body, re.M)}
+    assert {title for _, title in found} == {ENVIRONMENT_LINT}, sorted(found)
+    assert "no GPU is visible" not in text and "Traceback" not in text
+
+
 def _study_dir(tmp_path, **overrides):
     with open(ROOT / ".test/config/config.yaml") as fh:
         cfg = yaml.safe_load(fh)
