@@ -140,7 +140,8 @@ def markdown(table: pd.DataFrame, gpu_name: str, size: int, level: int = 1) -> s
         lines.append("| " + " | ".join(cells) + " |")
     notes = slower_steps(table)
     lines += ["", f"{'#' * (level + 1)} Steps slower than the one before", ""]
-    lines += [f"- {n}" for n in notes] if notes else ["Every step is faster than the one before."]
+    lines += ([f"- {n}" for n in notes] if notes else ["Every step is faster than the one before."] if len(table) > 1
+              else ["This study has fewer than two steps to compare."])
     shown = shown_changes(table)
     if shown:
         lines += ["", f"{'#' * (level + 1)} What each step changes, and the counters that show it", "",

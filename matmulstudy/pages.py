@@ -9,10 +9,14 @@ reStructuredText, end every figure's caption in Snakemake's HTML report.
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pandas as pd
 
 from . import explain
 from .figures import FIGURES
+from .registry import KERNELS_DIR
 from .results import at_size
 from .study import Study
 
@@ -20,6 +24,23 @@ from .study import Study
 def _first(df: pd.DataFrame, column: str):
     values = df[column].dropna() if column in df else []
     return values.iloc[0] if len(values) else None
+
+
+ROOT = KERNELS_DIR.parent   # the repository
+
+
+def _repo_link(study: Study, path: str) -> str:
+    """A markdown link from the study's folder to a file of the repository; where the study lies outside it
+    (a study run with --directory elsewhere), the file's name alone, which no link would reach."""
+    folder = Path(study.folder).resolve()
+    if ROOT.resolve() in folder.parents:
+        return f"[{path}]({os.path.relpath(ROOT / path, folder)})"
+    return f"the repository's `{path}`"
+
+
+def cpu_only(study: Study) -> bool:
+    """A study without a GPU: its CPU variants only (the baselines), timed by the wall clock."""
+    return not study.on_gpu(study.results).any()
 
 
 def _throttled(summary: pd.DataFrame) -> pd.DataFrame:
@@ -56,6 +77,10 @@ def facts(study: Study) -> dict:
         "throttled": int(s["throttled_samples"].fillna(0).sum()) if "throttled_samples" in s else 0,
         "throttled_in": [f"{t.variant} {t.dtype} {t.M}×{t.N}×{t.K} ({int(t.throttled_samples)} of {t.samples}, "
                          f"SM clock down to {t.min_sm_clock_mhz:.0f} MHz)" for t in throttled.itertuples()],
+        "cpu": _first(r[~study.on_gpu(r)], "device"), "python": _first(r, "python"),
+        "cpu_software": ", ".join(sorted({str(x) for x in r.loc[~study.on_gpu(r), ["compiler", "library"]]
+                                          .stack().dropna() if str(x)} if {"compiler", "library"} <= set(r)
+                                         else set())),
     }
 
 
@@ -63,6 +88,15 @@ def provenance_rst(study: Study) -> str:
     """The facts every caption of this GPU ends with (reStructuredText)."""
     f = facts(study)
     g = study.gpu
+    if cpu_only(study):
+        return "\n".join([
+            f"**Measured on** the CPU only (no GPU in this study): {f['cpu']}, host {f['host']}, {f['first']} to "
+            f"{f['last']}; code at commit ``{str(f['commit'])[:12]}`` (config hash ``{f['config_hash']}``); "
+            f"{f['cpu_software']}; Python {f['python']}.", "",
+            f"**How**: each call timed by the wall clock (``time.perf_counter``); {f['min_samples']} to "
+            f"{f['max_samples']} samples per measurement (stops: {_counts(f['stops'])}). Every result checked "
+            f"before and after timing ({_counts(f['checks'])}).", "",
+            f"**Failed verifications**: {f['failed']} of {f['measurements']} measurements."]) + "\n"
     lines = [
         f"**Measured on** {f['gpu']} (UUID {f['uuid']}, compute capability {f['cc']}, driver {f['driver']}, "
         f"CUDA {f['cuda']}), host {f['host']}, {f['first']} to {f['last']}; code at commit "
@@ -146,7 +180,7 @@ def _verification(study: Study) -> list[str]:
         tau = study.config.get("tolerance", "τ")
         lines += [f"Every element of every result against a float64 reference, with |C − R| ≤ {tau} · (ε_in + "
                   "2⁻²³·√K) · r, r = √((A∘A)(B∘B)) (ε_in = 0 for FP32, 2⁻⁹ for TF32; derived in "
-                  "[matmulstudy/verify.py](../../matmulstudy/verify.py)). The margin is the largest error over "
+                  f"{_repo_link(study, 'matmulstudy/verify.py')}). The margin is the largest error over "
                   "that bound, per measurement: at most 1 passes; the bound is set so that a correct FP32 result "
                   "stays at or below 0.5. A TF32 variant is also measured against FP32's bound, where it must "
                   "fail (margin ≥ 2), so that the two precisions cannot be mistaken for each other.", "",
@@ -190,10 +224,12 @@ def study_page(study: Study) -> str:
     f = facts(study)
     g = study.gpu
     size = study.size
+    if cpu_only(study):
+        return _cpu_page(study, f)
     table = explain.progression_table(study.results, study.hardware, study.registry, size)
     lines = [f"# GPU matrix multiplication, step by step, on {f['gpu']}", "",
              "Produced by the study's pipeline (`snakemake --cores 1`) on this GPU and re-rendered from the "
-             "tables in this folder; [../../README.md](../../README.md) says how.", "",
+             f"tables in this folder; {_repo_link(study, 'README.md')} says how.", "",
              f"![the progression at {size}](figures/progression.png)", "",
              "## Where and how it was measured", "",
              "| | |", "| --- | --- |",
@@ -221,6 +257,54 @@ def study_page(study: Study) -> str:
               for f in FIGURES if (study.folder / "figures" / f"{f.name}.png").exists()]
     lines += ["", "Tables: [results.csv](results.csv) (every sample), [summary.csv](summary.csv) (medians, "
               "IQR, noise, fractions), [hardware.csv](hardware.csv) (resources, instruction mix, counters).", ""]
+    return "\n".join(lines)
+
+
+# The figures a study without a GPU draws (the others need a GPU's steps, its cuBLAS or its peak).
+CPU_FIGURES = ("progression", "size_sweep", "timing", "margin")
+
+
+def _cpu_page(study: Study, f: dict) -> str:
+    """reports/<label>/README.md of a study without a GPU: what it is (the CPU baselines only), where and how
+    they were measured, and how they compare."""
+    size = study.size
+    at = at_size(study.summary, size, verified=True)
+    at = at[at["dtype"] == "float32"].set_index("variant")
+    order = [v for v in study.registry if v in at.index]
+    lines = [f"# The study's CPU variants on {f['cpu']} (no GPU in this study)", "",
+             "A study with no GPU variant in it: only the CPU baselines that the GPU steps are measured "
+             "against ran, verified and timed as in any study. Produced by the study's pipeline (`snakemake`) "
+             f"and re-rendered from the tables in this folder; {_repo_link(study, 'README.md')} says how.", "",
+             f"![the CPU variants at {size}](figures/progression.png)", "",
+             "## Where and how it was measured", "",
+             "| | |", "| --- | --- |",
+             f"| machine | {f['cpu']} (host {f['host']}); no GPU in this study |",
+             f"| software | {f['cpu_software']}; Python {f['python']} |",
+             f"| code | commit `{f['commit']}`" + (" (tree differed from it)" if f["dirty"] is True else "")
+             + f", config hash `{f['config_hash']}`" + (" ([config.yaml](config.yaml))" if study.config else "")
+             + " |",
+             f"| when | {f['first']} to {f['last']} |",
+             f"| timing | wall clock (`time.perf_counter`) per call; {f['samples']:,} samples in "
+             f"{f['measurements']} measurements ({f['min_samples']} to {f['max_samples']} each); stopped on: "
+             f"{_counts(f['stops'])} |",
+             f"| verification | {_counts(f['checks'])} (before and after timing) |",
+             f"| failed verifications | {f['failed']}" + (" (see [failures.txt](failures.txt))" if f["failed"] else "")
+             + " |", ""]
+    lines += _verification(study)
+    lines += [f"## The CPU variants at {size}×{size}×{size}, float32", "",
+              "Median of the timed calls, and each as a multiple of the first.", "",
+              "| variant | GFLOP/s | of the first |", "| --- | ---: | ---: |"]
+    for vid in order:
+        lines.append(f"| {study.registry[vid].title} | {at.at[vid, 'median_gflops']:,.2f} | "
+                     f"×{at.at[vid, 'median_gflops'] / at.at[order[0], 'median_gflops']:.1f} |")
+    lines += ["", "## Figures", ""]
+    what = {"progression": "the CPU variants at the reference size, each with its speedup over the one before"}
+    lines += [f"- [{fig.name}](figures/{fig.name}.png) ([SVG](figures/{fig.name}.svg)): {what.get(fig.name, fig.what)}"
+              for fig in FIGURES if fig.name in CPU_FIGURES and (study.folder / "figures" / f"{fig.name}.png").exists()]
+    others = [fig.name for fig in FIGURES if fig.name not in CPU_FIGURES]
+    lines += [f"- {', '.join(others)}: empty in this study (they draw GPU steps, cuBLAS or the GPU's peak)",
+              "", "Tables: [results.csv](results.csv) (every sample), [summary.csv](summary.csv) (medians, "
+              "IQR, noise).", ""]
     return "\n".join(lines)
 
 

@@ -163,6 +163,9 @@ def progression(study: Study, stem: Path, dtype: str = "float32") -> list[Path]:
     pal = palette(registry)
     at = at_size(df, size, dtype)
     steps = study.steps_only(at)
+    cpu = steps.empty and not study.on_gpu(at).any()
+    if cpu:   # a study without a GPU: its CPU variants are the bars
+        steps = at
     order = _titles(steps, registry)
     fig, ax = plt.subplots(figsize=(max(7.5, 1.25 * len(order) + 3), 6))
     ok = steps[steps["verified"]]
@@ -187,7 +190,7 @@ def progression(study: Study, stem: Path, dtype: str = "float32") -> list[Path]:
                         xytext=(0, 3), textcoords="offset points", fontsize=9)
             previous = None
             continue
-        text, colour = f"{medians[title]:,.0f}", "black"
+        text, colour = (f"{medians[title]:,.0f}" if medians[title] >= 100 else f"{medians[title]:.3g}"), "black"
         if previous is not None:
             speedup = medians[title] / previous
             text += f"\n×{speedup:.2f}" + (" slower" if speedup < 1 else "")
@@ -209,8 +212,9 @@ def progression(study: Study, stem: Path, dtype: str = "float32") -> list[Path]:
         ax.annotate(label, (0.0, value), xycoords=("axes fraction", "data"), ha="left", va="bottom",
                     fontsize=9, color=colour, xytext=(3, 2), textcoords="offset points")
     ax.set_ylim(0, top * 1.15)
-    _mark_chapters(ax, [registry.chapters[registry[v].chapter].title
-                        for v in steps.drop_duplicates("variant")["variant"]])
+    if not cpu:
+        _mark_chapters(ax, [registry.chapters[registry[v].chapter].title
+                            for v in steps.drop_duplicates("variant")["variant"]])
     ax.set_xlabel("")
     unit = "GFLOP/s" if dtype == "float32" else "G int32 ops/s"
     ax.set_ylabel(f"{unit} (median; bars: interquartile range)")
@@ -218,11 +222,16 @@ def progression(study: Study, stem: Path, dtype: str = "float32") -> list[Path]:
     for label in ax.get_xticklabels():
         label.set_ha("right")
     ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}"))
-    ax.set_title(f"Optimisation progression, {size}×{size}×{size} {dtype}, on {gpu['gpu_name']}\n"
-                 "label: median and speedup over the step before", fontsize=11)
+    if cpu:
+        ax.set_title(f"The CPU variants, {size}×{size}×{size} {dtype} (no GPU in this study)\n"
+                     "label: median and speedup over the one before", fontsize=11)
+    else:
+        ax.set_title(f"Optimisation progression, {size}×{size}×{size} {dtype}, on {gpu['gpu_name']}\n"
+                     "label: median and speedup over the step before", fontsize=11)
     fig.tight_layout(rect=(0, 0.04, 1, 1))
-    fig.text(0.01, 0.01, "Red: slower than the step before. Why: the summary page and figures/hardware.png "
-             "(the counters each step names: bank conflicts, stalls, occupancy, FFMA per LDS, ...).", fontsize=9, color="dimgrey")
+    fig.text(0.01, 0.01, "Red: slower than the one before." if cpu else
+             "Red: slower than the step before. Why: the summary page and figures/hardware.png (the counters each "
+             "step names: bank conflicts, stalls, occupancy, FFMA per LDS, ...).", fontsize=9, color="dimgrey")
     return _save(fig, stem)
 
 

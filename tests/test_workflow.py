@@ -165,7 +165,15 @@ def test_cpu_only_study_runs_end_to_end_and_renders(tmp_path, registry):
     assert html.returncode == 0, html.stderr[-2000:]
     text = (tmp_path / "report.html").read_text()
     assert "Failed verifications" in text and "1. Progression" in text
-    assert "| failed verifications | 0" in (report / "README.md").read_text()
+    page = (report / "README.md").read_text()
+    assert "| failed verifications | 0" in page
+    # a study without a GPU says so, and shows its CPU variants; nothing of a GPU's, no empty value
+    for text in (page, (report / "provenance.rst").read_text()):
+        assert "None" not in text and "nan" not in text and "CUDA events" not in text and "PyCUDA" not in text
+    assert page.startswith("# The study's CPU variants on ") and "no GPU in this study" in page
+    assert "the repository's `README.md`" in page   # a study outside the repository links nowhere wrong
+    svg = (report / "figures" / "progression.svg").read_text()
+    assert all(registry[v].title in svg for v in cfg["variants"]) and "×" in svg
 
 
 @pytest.mark.slow
