@@ -210,9 +210,15 @@ def test_without_gpu_the_gpu_jobs_stop_in_one_line_and_builds_run(tmp_path):
     log = (tmp_path / "logs/query_gpu/nogpu.log").read_text()
     assert log.startswith("error: no usable GPU:") and len(log.strip().splitlines()) == 1
     assert "error: no usable GPU:" in proc.stderr
-    # every result of a GPU study is checked on the GPU, NumPy's too: no bench job ran
-    assert not (tmp_path / "results/nogpu/bench").exists()
+    assert proc.stderr.strip().splitlines()[-1].startswith("error: no usable GPU:")   # the reason, last
+    # every result of a GPU study is checked on the GPU, NumPy's too: no bench job ran, no input was made
+    assert not (tmp_path / "results/nogpu/bench").exists() and not (tmp_path / "results/inputs").exists()
     assert (tmp_path / "results/nogpu/build/float32/gpu_naive.cubin").exists()
+    # what needs no GPU, on its own: every kernel, its resources and its SASS instruction mix
+    build = snakemake("--cores", "1", "--directory", str(tmp_path), "build")
+    assert build.returncode == 0, build.stderr[-2000:]
+    assert (tmp_path / "results/nogpu/build/float32/gpu_naive.sass.json").exists()
+    assert not (tmp_path / "results/inputs").exists()
 
 
 def test_list_overrides_on_the_command_line(tmp_path, default_config, registry):

@@ -179,6 +179,20 @@ def final_outputs():
             + ncu_reports(LABEL) + sanitizer_reports(LABEL) + report_outputs(LABEL))
 
 
+onerror:
+    # the reason a GPU study could not run, as the run's very last line: printed at exit, after
+    # Snakemake's own closing lines ("At least one job did not complete successfully")
+    import atexit
+
+    reason = f"logs/query_gpu/{LABEL}.log"
+    if USES_GPU and os.path.exists(reason):
+        with open(reason) as fh:
+            first = fh.readline().strip()
+        if first.startswith("error:"):
+            atexit.register(print, f"{first} (the study's GPU jobs did not run; `snakemake build` builds what "
+                            "needs no GPU)", file=sys.stderr)
+
+
 onsuccess:
     import pandas as pd
 

@@ -1,7 +1,13 @@
 # Build every compiled variant (nvcc -> cubin on the GPU side, gcc -O2 ->
 # shared library for the CPU loop), the harness and the sanitizer's launcher;
 # read the main loop's instruction mix off each cubin. Each job logs the
-# compiler's full output; the resource report becomes JSON.
+# compiler's full output; the resource report becomes JSON. `snakemake
+# build` does only this, which needs no GPU (with label and arch given).
+
+
+rule build:
+    input:
+        lambda wc: resource_reports(LABEL) + sass_reports(LABEL),
 
 
 rule compile_kernel:

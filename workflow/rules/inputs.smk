@@ -1,8 +1,12 @@
 # Seeded inputs, one pair per shape and seed, and, for a CPU-only study,
 # their float64 reference (a study with a GPU makes its references there).
+# A GPU study's inputs wait for its GPU (gpu.json): where there is none,
+# nothing is generated for it.
 
 
 rule make_inputs:
+    input:
+        gpu=lambda wc: gpu_json(LABEL),
     output:
         a="results/inputs/{dtype}/{shape}_s{seed}/A.npy",
         b="results/inputs/{dtype}/{shape}_s{seed}/B.npy",
