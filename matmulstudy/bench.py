@@ -60,6 +60,16 @@ def _rows(variant: Variant, shape: Shape, seed: int, dtype: str, times_ms: list[
     return df[first + [c for c in df.columns if c not in first]]
 
 
+def failure_rows(variant: Variant, shape: Shape, seed: int, dtype: str, failure: str) -> pd.DataFrame:
+    """A measurement that could not be made (the build or the run failed): one row that says why, with no
+    time and verified False, so that the study records it and plots nothing for it."""
+    return pd.DataFrame([{"variant": variant.id, "dtype": dtype, "M": shape.M, "N": shape.N, "K": shape.K,
+                          "seed": seed, "sample": 0, "time_ms": float("nan"), "gflops": float("nan"),
+                          "verified": False, "backend": variant.backend,
+                          "precision": "int32" if dtype == "int32" else variant.precision, "check": "none",
+                          "failure": failure}])
+
+
 class Checker:
     """How one measurement's result is checked.
 

@@ -129,3 +129,19 @@ def build(variant: Variant, out: Path, resources: Path, arch: str | None, log,
     with open(resources, "w") as fh:
         json.dump(report, fh, indent=2)
     return report
+
+
+def record_failed_build(variant: Variant, dtype: str, binary: Path, resources: Path, error: str, log_path: str) -> None:
+    """A build that failed, as the build's outputs: an empty binary and a resource report that says so."""
+    binary.parent.mkdir(parents=True, exist_ok=True)
+    binary.write_bytes(b"")
+    with open(resources, "w") as fh:
+        json.dump({"variant": variant.id, "dtype": dtype, "failed": f"build failed: {error}", "log": log_path},
+                  fh, indent=2)
+
+
+def failed_build(resources) -> dict | None:
+    """The record of a failed build ({failed, log}) from its resource report, or None for a built one."""
+    with open(resources) as fh:
+        report = json.load(fh)
+    return {"failed": report["failed"], "log": report.get("log")} if report.get("failed") else None

@@ -17,7 +17,7 @@ import pandas as pd
 from . import explain
 from .figures import FIGURES
 from .registry import KERNELS_DIR
-from .results import at_size
+from .results import at_size, failed_runs, failures
 from .study import Study
 
 
@@ -43,6 +43,28 @@ def cpu_only(study: Study) -> bool:
     return not study.on_gpu(study.results).any()
 
 
+def _not_measured(results: pd.DataFrame) -> pd.DataFrame:
+    """One row per measurement that could not be made (its build or its run failed)."""
+    return failed_runs(results).drop_duplicates(["dtype", "variant", "M", "N", "K", "seed"])
+
+
+def _failures(study: Study, f: dict) -> list[str]:
+    """The table rows for what failed, and the section that names each failure, its error and its log."""
+    return ([f"| not measured (build or run failed) | {f['not_measured']} (see [failures.txt](failures.txt)) |"]
+            if f["not_measured"] else [])
+
+
+def _failure_section(study: Study) -> list[str]:
+    lines = failures(study.results)
+    if not lines:
+        return []
+    shown = lines[:30]
+    return (["## Failures", "", f"{len(lines)} measurement(s) failed, none of them plotted ([failures.txt]"
+             "(failures.txt) lists them all): the variant, the shape, and why, with the first line of the "
+             "error and the job's log.", ""] + [f"- {line}" for line in shown]
+            + ([f"- ... and {len(lines) - len(shown)} more"] if len(lines) > len(shown) else []) + [""])
+
+
 def _throttled(summary: pd.DataFrame) -> pd.DataFrame:
     """The summary rows with at least one throttled sample."""
     if "throttled_samples" not in summary:
@@ -57,7 +79,7 @@ def facts(study: Study) -> dict:
     cuda = r[r["variant"].map(lambda v: study.registry[v].backend == "cuda")]
     reference = study.registry.reference("fp32")
     throttled = _throttled(s)
-    checks = r.drop_duplicates(["dtype", "variant", "M", "N", "K", "seed"])
+    checks = r.drop(failed_runs(r).index).drop_duplicates(["dtype", "variant", "M", "N", "K", "seed"])
     return {
         "gpu": study.gpu["gpu_name"], "uuid": _first(gpu_rows, "gpu_uuid"),
         "cc": _first(gpu_rows, "compute_capability"), "driver": _first(gpu_rows, "driver_version"),
@@ -73,7 +95,8 @@ def facts(study: Study) -> dict:
         "max_samples": int(s["samples"].max()),
         "stops": s["stop_reason"].value_counts().to_dict() if "stop_reason" in s else {},
         "checks": checks["check"].value_counts().to_dict() if "check" in checks else {},
-        "failed": int((~s["verified"].astype(bool)).sum()),
+        "failed": int((~s["verified"].astype(bool)).sum()) - len(_not_measured(r)),
+        "not_measured": len(_not_measured(r)),
         "throttled": int(s["throttled_samples"].fillna(0).sum()) if "throttled_samples" in s else 0,
         "throttled_in": [f"{t.variant} {t.dtype} {t.M}×{t.N}×{t.K} ({int(t.throttled_samples)} of {t.samples}, "
                          f"SM clock down to {t.min_sm_clock_mhz:.0f} MHz)" for t in throttled.itertuples()],
@@ -245,9 +268,10 @@ def study_page(study: Study) -> str:
              f"{f['max_samples']} each); stopped on: {_counts(f['stops'])} |",
              f"| verification | {_counts(f['checks'])} (before and after timing) |",
              f"| failed verifications | {f['failed']}" + (" (see [failures.txt](failures.txt))" if f["failed"] else "")
-             + " |",
+             + " |", *_failures(study, f),
              f"| throttled samples | {f['throttled']}" + (": " + "; ".join(f["throttled_in"]) if f["throttled_in"]
                                                            else "") + " |", ""]
+    lines += _failure_section(study)
     checks = _checks(study)
     if checks:
         lines += ["## The harness, checked", ""] + checks + [""]
@@ -289,7 +313,8 @@ def _cpu_page(study: Study, f: dict) -> str:
              f"{_counts(f['stops'])} |",
              f"| verification | {_counts(f['checks'])} (before and after timing) |",
              f"| failed verifications | {f['failed']}" + (" (see [failures.txt](failures.txt))" if f["failed"] else "")
-             + " |", ""]
+             + " |", *_failures(study, f), ""]
+    lines += _failure_section(study)
     lines += _verification(study)
     lines += [f"## The CPU variants at {size}×{size}×{size}, float32", "",
               "Median of the timed calls, and each as a multiple of the first.", "",

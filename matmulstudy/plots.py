@@ -82,15 +82,22 @@ def _plain_log_ticks(axis):
     axis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.10g}"))
 
 
+def failed_as(rows: pd.DataFrame) -> str:
+    """How a measurement failed, in a few words: 'build failed', 'run failed' or 'verification failed'."""
+    why = rows["failure"].dropna() if "failure" in rows else []
+    return str(why.iloc[0]).split(":")[0] if len(why) else "verification failed"
+
+
 def _mark_failures(ax, failed: pd.DataFrame, x: str, y_frac: float = 0.04):
-    """Red crosses at the bottom of the axes where a measurement failed."""
+    """Red crosses at the bottom of the axes where a measurement failed, each with its variant and how."""
     if failed.empty:
         return
     ax.scatter(failed[x], [y_frac] * len(failed), transform=ax.get_xaxis_transform(),
-               marker="x", color="red", s=60, zorder=5, label="verification failed")
-    for r in failed.itertuples():
-        ax.annotate(r.variant, (getattr(r, x), y_frac), xycoords=("data", "axes fraction"), color="red",
-                    fontsize=8, xytext=(6, -3), textcoords="offset points")
+               marker="x", color="red", s=60, zorder=5, label="failed (failures.txt says why)")
+    for _, r in failed.iterrows():
+        ax.annotate(f"{r['variant']}: {failed_as(r.to_frame().T)}", (r[x], y_frac),
+                    xycoords=("data", "axes fraction"), color="red", fontsize=8, xytext=(6, -3),
+                    textcoords="offset points")
 
 
 def size_sweep(study: Study, stem: Path) -> list[Path]:
@@ -131,8 +138,8 @@ def size_sweep(study: Study, stem: Path) -> list[Path]:
                       hue_order=order, palette=pal, estimator="median", errorbar=IQR, dodge=0.6,
                       linestyle="none", markers="o", ax=ax, legend=False)
         bad = other[~other["verified"]].drop_duplicates(["variant", "shape"])
-        for r in bad.itertuples():
-            ax.annotate(f"{r.variant}: verification failed", (0.02, shapes.index(r.shape)),
+        for _, r in bad.iterrows():
+            ax.annotate(f"{r['variant']}: {failed_as(r.to_frame().T)}", (0.02, shapes.index(r['shape'])),
                         xycoords=("axes fraction", "data"), color="red", fontsize=8)
         ax.set_xscale("log")
         _plain_log_ticks(ax.xaxis)
@@ -186,8 +193,8 @@ def progression(study: Study, stem: Path, dtype: str = "float32") -> list[Path]:
     previous = None
     for i, title in enumerate(order):
         if title not in medians:
-            ax.annotate("verification\nfailed", (i, 0), ha="center", va="bottom", color="red",
-                        xytext=(0, 3), textcoords="offset points", fontsize=9)
+            ax.annotate(failed_as(steps[steps["title"] == title]).replace(" ", "\n"), (i, 0), ha="center",
+                        va="bottom", color="red", xytext=(0, 3), textcoords="offset points", fontsize=9)
             previous = None
             continue
         text, colour = (f"{medians[title]:,.0f}" if medians[title] >= 100 else f"{medians[title]:.3g}"), "black"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -125,13 +126,41 @@ def ncu_agreement(hw: pd.DataFrame, summ: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def failed_runs(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows of measurements that could not be made (the build or the run failed; bench.failure_rows)."""
+    return df[df["failure"].notna()] if "failure" in df else df.iloc[0:0]
+
+
 def failures(df: pd.DataFrame) -> list[str]:
-    """One line per (variant, shape, seed) whose result did not verify."""
-    bad = df[~df["verified"]].drop_duplicates(["dtype", "variant", "M", "N", "K", "seed"])
-    return [f"{r.variant} {r.dtype} {r.M}x{r.N}x{r.K} seed {r.seed}: {r.bad_elements} wrong element(s), "
-            f"{r.unwritten_elements} never written, max error {r.max_error:.3g} > {r.tolerance:.3g}"
-            + (f" (margin {r.margin:.3g})" if "margin" in df else "")
-            for r in bad.itertuples()]
+    """One line per (variant, shape, seed) whose result did not verify, or that could not be measured:
+    then why, with the first line of the error and its log."""
+    bad = df[~df["verified"].astype(bool)].drop_duplicates(["dtype", "variant", "M", "N", "K", "seed"])
+    lines = []
+    for r in bad.itertuples():
+        head = f"{r.variant} {r.dtype} {r.M}x{r.N}x{r.K} seed {r.seed}: "
+        if "failure" in df and pd.notna(r.failure):
+            lines.append(head + r.failure)
+        else:
+            lines.append(head + f"{r.bad_elements:.0f} wrong element(s), {r.unwritten_elements:.0f} never written, max error "
+                         f"{r.max_error:.3g} > {r.tolerance:.3g}" + (f" (margin {r.margin:.3g})" if "margin" in df else ""))
+    return lines
+
+
+def failed_summary(df: pd.DataFrame, report: str) -> str:
+    """One line naming every variant that failed, how, and where to read why (its log, or failures.txt)."""
+    bad = df[~df["verified"].astype(bool)]
+    parts = []
+    for (vid, dtype), g in bad.groupby(["variant", "dtype"], sort=False):
+        why = g["failure"].dropna() if "failure" in g else pd.Series(dtype=object)
+        if len(why):
+            text = str(why.iloc[0])
+            kind, log = text.split(":")[0], re.search(r"\(log: ([^)]+)\)$", text)
+            parts.append(f"{vid} {dtype} ({kind}" + (f"; log: {log.group(1)}" if log else "") + ")")
+        else:
+            parts.append(f"{vid} {dtype} (verification failed on {g.drop_duplicates(['M', 'N', 'K']).shape[0]} "
+                         "shape(s))")
+    return (f"error: {len(parts)} variant(s) failed: " + ", ".join(parts)
+            + f"; failures.txt and the tables and figures of the rest are in {report}/")
 
 
 def write_failures(df: pd.DataFrame, path: Path) -> list[str]:
@@ -159,6 +188,8 @@ def hardware_table(resource_paths: list, sass_paths: list, ncu_paths: list, gpu:
     """
     rows = []
     for r in _load(resource_paths):
+        if r.get("failed"):   # a failed build has no resources: failures.txt names it
+            continue
         threads = math.prod(r["block"]) if "block" in r else None
         if gpu and threads:
             r.update(occupancy(threads, r["registers"], r["shared_bytes"], gpu))
@@ -168,8 +199,8 @@ def hardware_table(resource_paths: list, sass_paths: list, ncu_paths: list, gpu:
             if key in r:
                 r[key] = "x".join(map(str, r[key]))
         rows.append(r)
-    df = pd.DataFrame(rows)
-    if sass_paths:
+    df = pd.DataFrame(rows) if rows else pd.DataFrame(columns=["variant", "dtype"])
+    if sass_paths and len(df):
         df = df.merge(pd.DataFrame(_load(sass_paths)), on=["variant", "dtype"], how="left")
     if ncu_paths:
         ncu = pd.DataFrame(_load(ncu_paths)).rename(columns={"shape": "ncu_shape"})

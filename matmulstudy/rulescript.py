@@ -9,6 +9,12 @@ from contextlib import redirect_stderr, redirect_stdout
 from .errors import StudyError
 
 
+def warn(message: str) -> None:
+    """One line in the job's log and on the terminal, for a failure the job records and survives."""
+    print(f"error: {message}", flush=True)
+    print(f"error: {message}", file=sys.__stderr__, flush=True)
+
+
 def run(snakemake, body) -> None:
     """Call ``body(snakemake, log)`` with its output going to the job's log.
 

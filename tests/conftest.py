@@ -94,3 +94,14 @@ def snakemake(*args, cwd=ROOT, timeout=600, snakefile=ROOT / "Snakefile", env=No
     exe = shutil.which("snakemake") or str(Path(sys.executable).parent / "snakemake")
     return subprocess.run([exe, "--snakefile", str(snakefile), *args], cwd=cwd,
                           capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def fresh_copy(dest):
+    """The repository as a fresh clone of it holds it: the tracked files, and those not yet tracked
+    that git does not ignore (a change under test)."""
+    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "--cached", "--others", "--exclude-standard",
+                             "-z"], capture_output=True, text=True, check=True).stdout.split("\0")
+    for name in filter(None, listed):
+        if (ROOT / name).is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, dest / name)

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import ROOT, snakemake
+from conftest import ROOT, fresh_copy, snakemake
 from matmulstudy import render, snapshot
 from matmulstudy.figures import FIGURES
 from matmulstudy.registry import load_registry
@@ -41,17 +41,6 @@ def test_readme_documents_the_render_command_and_shows_the_figure():
     assert "](reports/h100/figures/progression.png)" in readme
     for folder in COMMITTED:
         assert f"](reports/{folder.name}/README.md)" in readme
-
-
-def fresh_copy(dest):
-    """The repository as a fresh clone of it holds it: the tracked files, and those not yet tracked
-    that git does not ignore (a change under test)."""
-    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "--cached", "--others", "--exclude-standard",
-                             "-z"], capture_output=True, text=True, check=True).stdout.split("\0")
-    for name in filter(None, listed):
-        if (ROOT / name).is_file():
-            (dest / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, dest / name)
 
 
 def add_a_step(repo) -> str:

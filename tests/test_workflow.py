@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import ROOT, snakemake
+from conftest import ROOT, fresh_copy, snakemake
 from matmulstudy import snapshot
 from matmulstudy.config import bench_jobs, builds, check_method, validate
 
@@ -174,6 +174,60 @@ def test_cpu_only_study_runs_end_to_end_and_renders(tmp_path, registry):
     assert "the repository's `README.md`" in page   # a study outside the repository links nowhere wrong
     svg = (report / "figures" / "progression.svg").read_text()
     assert all(registry[v].title in svg for v in cfg["variants"]) and "×" in svg
+
+
+BROKEN_C = "void cpu_broken(int M, int N, int K, const float *A, const float *B, float *C) { this is not C }\n"
+WRONG_C = """void cpu_wrong(int M, int N, int K, const float *A, const float *B, float *C)
+{
+    for (int i = 0; i < M; ++i)
+        for (int j = 0; j < N; ++j) {
+            float acc = 0.0f;
+            for (int k = 0; k < K; ++k)
+                acc += A[(long)i * K + k] * B[(long)k * N + j];
+            C[(long)i * N + j] = acc * 1.01f;   /* 1% off: a wrong result */
+        }
+}
+"""
+
+
+@pytest.mark.slow
+def test_a_variant_that_fails_costs_only_itself(tmp_path):
+    """The CPU-only study with two variants added to the registry: one whose source does not compile and one
+    whose result is wrong. The rest is measured, collected, drawn and paged; both failures are named in
+    failures.txt and the page, the failed build with its compiler error and log; the run's last line names
+    them, and its exit status is non-zero."""
+    repo, work = tmp_path / "repo", tmp_path / "study"
+    repo.mkdir()
+    fresh_copy(repo)
+    (repo / "kernels" / "90_cpu_broken.c").write_text(BROKEN_C)
+    (repo / "kernels" / "91_cpu_wrong.c").write_text(WRONG_C)
+    entries = [{"id": vid, "backend": "c", "role": "cpu_baseline", "file": f"{n}_{vid}.c", "max_size": 512,
+                "title": title, "source": "tests/test_workflow.py"}
+               for vid, n, title in (("cpu_broken", 90, "CPU broken"), ("cpu_wrong", 91, "CPU wrong"))]
+    with open(repo / "kernels" / "registry.yaml", "a") as fh:
+        fh.write("\n" + "".join("  " + line for line in yaml.safe_dump(entries, sort_keys=False).splitlines(True)))
+    work.mkdir()
+    cfg = _study_dir(work, variants=["cpu_naive", "numpy", "cpu_broken", "cpu_wrong"])
+    env = {**os.environ, "PYTHONPATH": str(repo)}
+    proc = snakemake("--cores", "2", "--directory", str(work), cwd=repo, snakefile=repo / "Snakefile", env=env)
+    assert proc.returncode != 0
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: 2 variant(s) failed: ") and "cpu_broken float32 (build failed; log: " in last
+    assert "logs/compile_kernel/cpu-test/float32/cpu_broken.so.log" in last and "cpu_wrong float32 (verification" in last
+    report = work / "reports" / cfg["label"]
+    df = pd.read_csv(report / "results.csv")
+    assert df.loc[df.variant.isin(["cpu_naive", "numpy"]), "verified"].all()   # the rest: measured, verified
+    assert not df.loc[df.variant.isin(["cpu_broken", "cpu_wrong"]), "verified"].any()
+    assert df.loc[df.variant == "cpu_broken", "time_ms"].isna().all()        # never timed, never plotted
+    failed = (report / "failures.txt").read_text()
+    assert "cpu_broken float32" in failed and "build failed: gcc failed on" in failed and "error" in failed
+    assert "cpu_wrong float32" in failed and "wrong element(s)" in failed
+    page = (report / "README.md").read_text()
+    assert "## Failures" in page and "build failed: gcc failed on" in page and "cpu_wrong float32" in page
+    assert "| not measured (build or run failed) | " in page
+    svg = (report / "figures" / "size_sweep.svg").read_text()
+    assert "cpu_broken: build failed" in svg and "cpu_wrong: verification failed" in svg
+    assert (report / "figures" / "progression.png").exists()
 
 
 @pytest.mark.slow

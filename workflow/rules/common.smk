@@ -9,7 +9,7 @@ try:
     from matmulstudy.errors import StudyError
     from matmulstudy.figures import report_outputs
     from matmulstudy.registry import KERNELS_DIR, load_registry
-    from matmulstudy.results import failures
+    from matmulstudy.results import failed_runs, failed_summary, failures
     from matmulstudy.sanitize import LAUNCHER_SOURCE
 except ImportError as err:
     sys.exit(f"error: the matmulstudy package cannot be imported ({err}); "
@@ -193,16 +193,30 @@ onerror:
                             "needs no GPU)", file=sys.stderr)
 
 
+def _end_of_run(line, failed):
+    """At exit, after Snakemake's own closing lines: `line` last; with `failed`, a non-zero exit status."""
+    print(line, file=sys.stderr, flush=True)
+    if failed:
+        sys.stdout.flush()
+        os._exit(1)
+
+
 onsuccess:
+    # what failed, named as the run's last line (printed at exit, after Snakemake's closing lines); a
+    # build or a run that failed also makes the exit status non-zero (a wrong result is recorded, as ever)
+    import atexit
+
     import pandas as pd
 
     table = f"{REPORT}/results.csv"
     if os.path.exists(table):
-        lines = failures(pd.read_csv(table))
+        df = pd.read_csv(table)
+        lines = failures(df)
         if lines:
-            print(f"\nVERIFICATION FAILED for {len(lines)} measurement(s); "
-                  f"they are marked, not plotted (see {REPORT}/failures.txt):", file=sys.stderr)
+            print(f"\nFAILED: {len(lines)} measurement(s), recorded and not plotted (see {REPORT}/failures.txt):",
+                  file=sys.stderr)
             for line in lines:
                 print(f"  {line}", file=sys.stderr)
+            atexit.register(_end_of_run, failed_summary(df, REPORT), not failed_runs(df).empty)
         else:
-            print(f"\nEvery result verified; tables and figures in {REPORT}/", file=sys.stderr)
+            atexit.register(print, f"Every result verified; tables and figures in {REPORT}/", file=sys.stderr)

@@ -56,6 +56,7 @@ rule compile_launcher:
 rule inspect_sass:
     input:
         cubin="results/{label}/build/{dtype}/{variant}.cubin",
+        resources="results/{label}/build/{dtype}/{variant}.cubin.json",
     output:
         "results/{label}/build/{dtype}/{variant}.sass.json",
     log:

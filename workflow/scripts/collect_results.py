@@ -32,7 +32,7 @@ def main(snakemake, log):
         json.dump(info, fh, indent=2)
     snapshot.write(Path(snakemake.output.config).parent, reg, snakemake.params.settings)
     for line in results.write_failures(df, snakemake.output.failures):
-        print(f"VERIFICATION FAILED: {line}")
+        print(f"FAILED: {line}")
     print(f"{len(df)} samples from {len(snakemake.input.bench)} measurements")
 
 

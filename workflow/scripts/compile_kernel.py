@@ -1,9 +1,11 @@
 # Build one variant (nvcc or gcc), with its tuned defines where the study tunes it, and record
-# its resource report.
+# its resource report. A build that fails is recorded as failed (the first line of the compiler's
+# error, and this log): the variant's later jobs record it too, and the rest of the study goes on.
 import json
 from pathlib import Path
 
 from matmulstudy import build, registry, rulescript
+from matmulstudy.errors import StudyError
 
 
 def main(snakemake, log):
@@ -12,8 +14,13 @@ def main(snakemake, log):
         with open(snakemake.input.chosen) as fh:
             variant = variant.with_defines(json.load(fh))
         print(f"tuned defines: {variant.defines}", file=log)
-    build.build(variant, Path(snakemake.output.binary), Path(snakemake.output.resources),
-                snakemake.params.arch, log, dtype=snakemake.wildcards.dtype)
+    binary, resources = Path(snakemake.output.binary), Path(snakemake.output.resources)
+    try:
+        build.build(variant, binary, resources, snakemake.params.arch, log, dtype=snakemake.wildcards.dtype)
+    except StudyError as err:
+        build.record_failed_build(variant, snakemake.wildcards.dtype, binary, resources, str(err),
+                                  snakemake.log[0])
+        rulescript.warn(f"{variant.id} {snakemake.wildcards.dtype}: build failed: {err} (log: {snakemake.log[0]})")
 
 
 rulescript.run(snakemake, main)

@@ -1,16 +1,21 @@
-# The instruction mix of a kernel's main loop, from its machine code.
+# The instruction mix of a kernel's main loop, from its machine code (none for a failed build).
 import json
 
-from matmulstudy import hardware, registry, rulescript
+from matmulstudy import build, hardware, registry, rulescript
 
 
 def main(snakemake, log):
     variant = registry.load_registry()[snakemake.wildcards.variant]
-    sass = hardware.disassemble(snakemake.input.cubin)
-    log.write(sass)
-    mix = hardware.main_loop_mix(hardware.parse_sass(sass, variant.kernel))
+    record = {"variant": variant.id, "dtype": snakemake.wildcards.dtype}
+    failed = build.failed_build(snakemake.input.resources)
+    if failed:
+        print(f"not disassembled: {failed['failed']}", file=log)
+    else:
+        sass = hardware.disassemble(snakemake.input.cubin)
+        log.write(sass)
+        record.update(hardware.main_loop_mix(hardware.parse_sass(sass, variant.kernel)))
     with open(snakemake.output[0], "w") as fh:
-        json.dump({"variant": variant.id, "dtype": snakemake.wildcards.dtype, **mix}, fh, indent=2)
+        json.dump(record, fh, indent=2)
 
 
 rulescript.run(snakemake, main)

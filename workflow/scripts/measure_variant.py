@@ -8,6 +8,7 @@ import pandas as pd
 
 from matmulstudy import bench, build, data, provenance, registry, rulescript
 from matmulstudy.config import Shape
+from matmulstudy.errors import StudyError
 
 GPU_FACTS = {"uuid": "gpu_uuid", "compute_capability": "compute_capability",
              "driver_version": "driver_version", "driver_cuda_version": "driver_cuda_version",
@@ -31,11 +32,32 @@ def facts(snakemake) -> dict:
 def main(snakemake, log):
     inp = snakemake.input
     variant = registry.load_registry()[snakemake.wildcards.variant]
+    seed, dtype = int(snakemake.wildcards.seed), snakemake.wildcards.dtype
+    problems = snakemake.params.problems
+    failed = build.failed_build(inp.build) if inp.get("build") else None
+    if failed:   # nothing to run: each shape records why, and the rest of the study goes on
+        rows = [bench.failure_rows(variant, Shape.parse(p["shape"]), seed, dtype,
+                                   f"{failed['failed']} (log: {failed['log']})") for p in problems]
+        print(f"{variant.id}: not measured: {failed['failed']}", flush=True)
+        pd.concat(rows, ignore_index=True).assign(**facts(snakemake)).to_csv(snakemake.output[0], index=False)
+        return
     if inp.get("binary"):   # with the defines it was built with (tuned, where the study tunes it)
         variant = build.built_variant(variant, inp.binary)
-    seed = int(snakemake.wildcards.seed)
-    problems = snakemake.params.problems
     frames = []
+    try:
+        measure_all(snakemake, variant, seed, problems, frames)
+    except StudyError as err:   # the run failed: the shapes measured are kept, the others say why
+        done = {(int(f["M"].iloc[0]), int(f["N"].iloc[0]), int(f["K"].iloc[0])) for f in frames}
+        why = f"run failed: {err} (log: {snakemake.log[0]})"
+        frames += [bench.failure_rows(variant, shape, seed, dtype, why) for shape in
+                   (Shape.parse(p["shape"]) for p in problems) if tuple(shape) not in done]
+        rulescript.warn(f"{variant.id} {dtype}: {why}")
+    pd.concat(frames, ignore_index=True).assign(**facts(snakemake)).to_csv(snakemake.output[0], index=False)
+
+
+def measure_all(snakemake, variant, seed, problems, frames):
+    """Verify and time the variant on every shape of the job, appending each shape's rows to `frames`."""
+    inp = snakemake.input
     with contextlib.ExitStack() as stack:
         session = None
         if variant.is_gpu or any(p["check"] == "gpu" for p in problems):
@@ -56,7 +78,6 @@ def main(snakemake, log):
                                      reference=reference)
             frames.append(rows)
             print(f"{variant.id} {shape.tag}: " + bench.describe(rows), flush=True)
-    pd.concat(frames, ignore_index=True).assign(**facts(snakemake)).to_csv(snakemake.output[0], index=False)
 
 
 rulescript.run(snakemake, main)
