@@ -48,10 +48,19 @@ def _not_measured(results: pd.DataFrame) -> pd.DataFrame:
     return failed_runs(results).drop_duplicates(["dtype", "variant", "M", "N", "K", "seed"])
 
 
-def _failures(study: Study, f: dict) -> list[str]:
-    """The table rows for what failed, and the section that names each failure, its error and its log."""
-    return ([f"| not measured (build or run failed) | {f['not_measured']} (see [failures.txt](failures.txt)) |"]
-            if f["not_measured"] else [])
+def _code_row(study: Study, f: dict) -> str:
+    """The page's table row for the code: the commit and the config it was measured with."""
+    return (f"| code | commit `{f['commit']}`" + (" (tree differed from it)" if f["dirty"] is True else "")
+            + f", config hash `{f['config_hash']}`" + (" ([config.yaml](config.yaml))" if study.config else "") + " |")
+
+
+def _checked_rows(study: Study, f: dict) -> list[str]:
+    """The page's table rows for the checks: how results were verified, and what failed."""
+    return ([f"| verification | {_counts(f['checks'])} (before and after timing) |",
+             f"| failed verifications | {f['failed']}" + (" (see [failures.txt](failures.txt))" if f["failed"] else "")
+             + " |"]
+            + ([f"| not measured (build or run failed) | {f['not_measured']} (see [failures.txt](failures.txt)) |"]
+               if f["not_measured"] else []))
 
 
 def _failure_section(study: Study) -> list[str]:
@@ -259,16 +268,12 @@ def study_page(study: Study) -> str:
              f"| GPU | {f['gpu']}, {g.get('sm_count')} SMs, compute capability {f['cc']}, UUID `{f['uuid']}` |",
              f"| limits | {_limits(g)} |",
              f"| software | driver {f['driver']} (CUDA {f['cuda']}), {f['nvcc']}, {f['library']}, PyCUDA {f['pycuda']} |",
-             f"| code | commit `{f['commit']}`" + (" (tree differed from it)" if f["dirty"] is True else "")
-             + f", config hash `{f['config_hash']}`" + (" ([config.yaml](config.yaml))" if study.config else "")
-             + " |",
+             _code_row(study, f),
              f"| when, where | {f['first']} to {f['last']} on host {f['host']} |",
              f"| timing | {f['cache'] or 'n/a'} L2, CUDA events per launch behind a blocking kernel; "
              f"{f['samples']:,} samples in {f['measurements']} measurements ({f['min_samples']} to "
              f"{f['max_samples']} each); stopped on: {_counts(f['stops'])} |",
-             f"| verification | {_counts(f['checks'])} (before and after timing) |",
-             f"| failed verifications | {f['failed']}" + (" (see [failures.txt](failures.txt))" if f["failed"] else "")
-             + " |", *_failures(study, f),
+             *_checked_rows(study, f),
              f"| throttled samples | {f['throttled']}" + (": " + "; ".join(f["throttled_in"]) if f["throttled_in"]
                                                            else "") + " |", ""]
     lines += _failure_section(study)
@@ -304,16 +309,12 @@ def _cpu_page(study: Study, f: dict) -> str:
              "| | |", "| --- | --- |",
              f"| machine | {f['cpu']} (host {f['host']}); no GPU in this study |",
              f"| software | {f['cpu_software']}; Python {f['python']} |",
-             f"| code | commit `{f['commit']}`" + (" (tree differed from it)" if f["dirty"] is True else "")
-             + f", config hash `{f['config_hash']}`" + (" ([config.yaml](config.yaml))" if study.config else "")
-             + " |",
+             _code_row(study, f),
              f"| when | {f['first']} to {f['last']} |",
              f"| timing | wall clock (`time.perf_counter`) per call; {f['samples']:,} samples in "
              f"{f['measurements']} measurements ({f['min_samples']} to {f['max_samples']} each); stopped on: "
              f"{_counts(f['stops'])} |",
-             f"| verification | {_counts(f['checks'])} (before and after timing) |",
-             f"| failed verifications | {f['failed']}" + (" (see [failures.txt](failures.txt))" if f["failed"] else "")
-             + " |", *_failures(study, f), ""]
+             *_checked_rows(study, f), ""]
     lines += _failure_section(study)
     lines += _verification(study)
     lines += [f"## The CPU variants at {size}×{size}×{size}, float32", "",
