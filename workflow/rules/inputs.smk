@@ -1,17 +1,20 @@
 # Seeded inputs, one pair per shape and seed, and, for a CPU-only study,
 # their float64 reference (a study with a GPU makes its references there).
-# A GPU study's inputs wait for its GPU (gpu.json): where there is none,
-# nothing is generated for it.
+# Where a GPU study's GPU has been found unusable (query_gpu, which runs
+# first, left its one-line error), its inputs are not generated. (Not a
+# dependency on gpu.json: on a cluster the inputs are made on CPU nodes
+# while the GPU jobs wait together, profiles/slurm.)
 
 
 rule make_inputs:
-    input:
-        gpu=lambda wc: gpu_json(LABEL),
     output:
         a="results/inputs/{dtype}/{shape}_s{seed}/A.npy",
         b="results/inputs/{dtype}/{shape}_s{seed}/B.npy",
     log:
         "logs/make_inputs/{dtype}/{shape}_s{seed}.log",
+    params:
+        gpu_json=gpu_json(LABEL),
+        gpu_log=f"logs/query_gpu/{LABEL}.log" if USES_GPU else None,
     script:
         "../scripts/make_inputs.py"
 
