@@ -3,6 +3,7 @@
 # compiler).
 import contextlib
 import json
+import traceback
 
 import pandas as pd
 
@@ -46,9 +47,14 @@ def main(snakemake, log):
     frames = []
     try:
         measure_all(snakemake, variant, seed, problems, frames)
-    except StudyError as err:   # the run failed: the shapes measured are kept, the others say why
+    except Exception as err:   # the run failed (a StudyError, or the kernel's own: a CUDA launch error, say):
+        # the shapes measured are kept, the others say why; the traceback stays in the log
+        if not isinstance(err, StudyError):
+            traceback.print_exc()
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         done = {(int(f["M"].iloc[0]), int(f["N"].iloc[0]), int(f["K"].iloc[0])) for f in frames}
-        why = f"run failed: {err} (log: {snakemake.log[0]})"
+        why = (f"run failed: {first if isinstance(err, StudyError) else type(err).__name__ + ': ' + first} "
+               f"(log: {snakemake.log[0]})")
         frames += [bench.failure_rows(variant, shape, seed, dtype, why) for shape in
                    (Shape.parse(p["shape"]) for p in problems) if tuple(shape) not in done]
         rulescript.warn(f"{variant.id} {dtype}: {why}")
