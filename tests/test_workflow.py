@@ -283,3 +283,11 @@ def test_list_overrides_on_the_command_line(tmp_path, default_config, registry):
     settings = validate(dict(default_config, sizes=[64, 128], shapes=[[17, 33, 65]], reference_size=128,
                              dtypes=["float32"]), registry)
     assert job_counts(proc.stdout)["measure_variant"] == len(bench_jobs(settings, registry))
+
+
+def test_ci_waits_for_the_dpkg_lock_instead_of_failing():
+    """.ci/run installs the Slurm test's packages where they are missing; another install holding dpkg's lock
+    makes it wait, not fail."""
+    calls = re.findall(r"apt-get((?: -o \S+)*) (update|install)", (ROOT / ".ci" / "run").read_text())
+    assert {verb for _, verb in calls} == {"update", "install"}
+    assert all("DPkg::Lock::Timeout=" in options for options, _ in calls), calls
