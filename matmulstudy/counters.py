@@ -11,8 +11,8 @@ from __future__ import annotations
 
 # column -> (label, short label for a table's head, format, True if a larger value is worse, None if neither)
 COUNTERS = {
-    "fma_per_lds": ("FFMA per shared load (SASS main loop)", "FFMA/LDS", "{:.1f}", False),
-    "flop_per_byte": ("flop per global byte (tile's ratio)", "flop/byte", "{:.1f}", False),
+    "fma_per_lds": ("FFMA per LDS (SASS main loop)", "FFMA/LDS", "{:.2f}", False),
+    "flop_per_byte": ("flop per global byte (seed's ratio)", "flop/byte", "{:.2f}", False),
     "global_ld_instructions": ("global-load instructions (ncu)", "LDG executed", "{:,.0f}", True),
     "global_ld_sectors_per_request": ("global-load sectors/request (ncu)", "sectors/request", "{:.2f}", True),
     "bank_conflicts_per_shared_ld": ("bank conflicts per shared load (ncu)", "conflicts/LDS", "{:.2f}", True),
@@ -31,6 +31,8 @@ COUNTERS = {
     "sm_balance": ("SM balance: mean SM's active cycles over the busiest's (ncu)", "SM balance", "{:.3f}", False),
     "achieved_occupancy_pct": ("achieved occupancy % (ncu)", "occupancy %", "{:.1f}", False),
     "registers": ("registers/thread", "registers", "{:.0f}", None),
+    "occupancy": ("theoretical occupancy", "occupancy", "{:.0%}", False),
+    "dram_throughput_pct": ("DRAM throughput % of peak (ncu)", "DRAM %", "{:.1f}", None),
 }
 DIRECTIONS = ("lower", "higher")
 

@@ -17,17 +17,10 @@ from .registry import Registry
 from .results import at_size
 from .sanitize import is_clean
 
-# fact column -> (label, format, True if a larger value is worse)
-FACTS = {
-    "global_ld_sectors_per_request": ("global-load sectors/request (ncu)", "{:.2f}", True),
-    "bank_conflicts_per_shared_ld": ("bank conflicts per shared load (ncu)", "{:.2f}", True),
-    "fma_per_lds": ("FFMA per LDS (SASS main loop)", "{:.2f}", False),
-    "occupancy": ("theoretical occupancy", "{:.0%}", False),
-    "achieved_occupancy_pct": ("achieved occupancy % (ncu)", "{:.1f}", False),
-    "dram_throughput_pct": ("DRAM throughput % of peak (ncu)", "{:.1f}", None),
-    "registers": ("registers/thread", "{:.0f}", None),
-    "flop_per_byte": ("flop per global byte (seed's ratio)", "{:.2f}", False),
-}
+# The columns of the progression table, in its order: (label, format, True if a larger value is worse).
+FACTS = {c: (COUNTERS[c][0], COUNTERS[c][2], COUNTERS[c][3])
+         for c in ("global_ld_sectors_per_request", "bank_conflicts_per_shared_ld", "fma_per_lds", "occupancy",
+                   "achieved_occupancy_pct", "dram_throughput_pct", "registers", "flop_per_byte")}
 
 
 # How busy the FMA pipe and the issue slots were: what a slower step is, not why (left out of its reasons).
@@ -44,7 +37,7 @@ def progression_table(df: pd.DataFrame, hw: pd.DataFrame, registry: Registry, si
         if not v.is_step or v.id not in med:
             continue
         row = {"step": v.title, "variant": v.id, "gflops": med[v.id]}
-        for col in list(FACTS) + [c for c in COUNTERS if c not in FACTS] + ["sanitizer"]:
+        for col in list(COUNTERS) + ["sanitizer"]:
             if col in hw.columns and v.id in hw.index:
                 row[col] = hw.at[v.id, col]
         rows.append(row)
@@ -64,7 +57,7 @@ def slower_steps(table: pd.DataFrame) -> list[str]:
             continue
         moved = []
         facts = {**FACTS, **{c: (label, fmt, worse) for c, (label, _, fmt, worse) in COUNTERS.items()
-                             if c not in FACTS and c not in OUTCOMES}}
+                             if c not in OUTCOMES}}   # the table's columns first
         for col, (label, fmt, worse_if_larger) in facts.items():
             if col not in table or worse_if_larger is None or pd.isna(now[col]) or pd.isna(before[col]):
                 continue

@@ -75,6 +75,17 @@ def check_arch(arch: str, nvcc: str = "nvcc") -> None:
                          "choose one of those, or install a CUDA toolkit that has it")
 
 
+def gpu_failure(query_log) -> str | None:
+    """Why the study's GPU could not be used: the one-line error query_gpu left first in its log, or None
+    (no log yet, or the GPU was found)."""
+    try:
+        with open(query_log) as fh:
+            first = fh.readline().strip()
+    except OSError:
+        return None
+    return first if first.startswith("error:") else None
+
+
 def cpu_model() -> str:
     try:
         with open("/proc/cpuinfo") as fh:

@@ -38,11 +38,6 @@ def _repo_link(study: Study, path: str) -> str:
     return f"the repository's `{path}`"
 
 
-def cpu_only(study: Study) -> bool:
-    """A study without a GPU: its CPU variants only (the baselines), timed by the wall clock."""
-    return not study.on_gpu(study.results).any()
-
-
 def _not_measured(results: pd.DataFrame) -> pd.DataFrame:
     """One row per measurement that could not be made (its build or its run failed)."""
     return failed_runs(results).drop_duplicates(["dtype", "variant", "M", "N", "K", "seed"])
@@ -120,7 +115,7 @@ def provenance_rst(study: Study) -> str:
     """The facts every caption of this GPU ends with (reStructuredText)."""
     f = facts(study)
     g = study.gpu
-    if cpu_only(study):
+    if study.cpu_only:
         return "\n".join([
             f"**Measured on** the CPU only (no GPU in this study): {f['cpu']}, host {f['host']}, {f['first']} to "
             f"{f['last']}; code at commit ``{str(f['commit'])[:12]}`` (config hash ``{f['config_hash']}``); "
@@ -256,7 +251,7 @@ def study_page(study: Study) -> str:
     f = facts(study)
     g = study.gpu
     size = study.size
-    if cpu_only(study):
+    if study.cpu_only:
         return _cpu_page(study, f)
     table = explain.progression_table(study.results, study.hardware, study.registry, size)
     lines = [f"# GPU matrix multiplication, step by step, on {f['gpu']}", "",

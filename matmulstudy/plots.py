@@ -26,7 +26,7 @@ import seaborn as sns  # noqa: E402
 
 from .counters import with_derived  # noqa: E402
 from .registry import Registry  # noqa: E402
-from .results import at_size  # noqa: E402
+from .results import at_size, failure_kind  # noqa: E402
 from .sanitize import is_clean  # noqa: E402
 from .study import Study  # noqa: E402
 
@@ -82,12 +82,6 @@ def _plain_log_ticks(axis):
     axis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.10g}"))
 
 
-def failed_as(rows: pd.DataFrame) -> str:
-    """How a measurement failed, in a few words: 'build failed', 'run failed' or 'verification failed'."""
-    why = rows["failure"].dropna() if "failure" in rows else []
-    return str(why.iloc[0]).split(":")[0] if len(why) else "verification failed"
-
-
 def _mark_failures(ax, failed: pd.DataFrame, x: str, y_frac: float = 0.04):
     """Red crosses at the bottom of the axes where a measurement failed, each with its variant and how."""
     if failed.empty:
@@ -95,7 +89,7 @@ def _mark_failures(ax, failed: pd.DataFrame, x: str, y_frac: float = 0.04):
     ax.scatter(failed[x], [y_frac] * len(failed), transform=ax.get_xaxis_transform(),
                marker="x", color="red", s=60, zorder=5, label="failed (failures.txt says why)")
     for _, r in failed.iterrows():
-        ax.annotate(f"{r['variant']}: {failed_as(r.to_frame().T)}", (r[x], y_frac),
+        ax.annotate(f"{r['variant']}: {failure_kind(r.to_frame().T)}", (r[x], y_frac),
                     xycoords=("data", "axes fraction"), color="red", fontsize=8, xytext=(6, -3),
                     textcoords="offset points")
 
@@ -139,7 +133,7 @@ def size_sweep(study: Study, stem: Path) -> list[Path]:
                       linestyle="none", markers="o", ax=ax, legend=False)
         bad = other[~other["verified"]].drop_duplicates(["variant", "shape"])
         for _, r in bad.iterrows():
-            ax.annotate(f"{r['variant']}: {failed_as(r.to_frame().T)}", (0.02, shapes.index(r['shape'])),
+            ax.annotate(f"{r['variant']}: {failure_kind(r.to_frame().T)}", (0.02, shapes.index(r['shape'])),
                         xycoords=("axes fraction", "data"), color="red", fontsize=8)
         ax.set_xscale("log")
         _plain_log_ticks(ax.xaxis)
@@ -170,7 +164,7 @@ def progression(study: Study, stem: Path, dtype: str = "float32") -> list[Path]:
     pal = palette(registry)
     at = at_size(df, size, dtype)
     steps = study.steps_only(at)
-    cpu = steps.empty and not study.on_gpu(at).any()
+    cpu = study.cpu_only
     if cpu:   # a study without a GPU: its CPU variants are the bars
         steps = at
     order = _titles(steps, registry)
@@ -193,7 +187,7 @@ def progression(study: Study, stem: Path, dtype: str = "float32") -> list[Path]:
     previous = None
     for i, title in enumerate(order):
         if title not in medians:
-            ax.annotate(failed_as(steps[steps["title"] == title]).replace(" ", "\n"), (i, 0), ha="center",
+            ax.annotate(failure_kind(steps[steps["title"] == title]).replace(" ", "\n"), (i, 0), ha="center",
                         va="bottom", color="red", xytext=(0, 3), textcoords="offset points", fontsize=9)
             previous = None
             continue

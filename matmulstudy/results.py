@@ -131,6 +131,13 @@ def failed_runs(df: pd.DataFrame) -> pd.DataFrame:
     return df[df["failure"].notna()] if "failure" in df else df.iloc[0:0]
 
 
+def failure_kind(rows: pd.DataFrame) -> str:
+    """How a measurement failed, in a few words: 'build failed', 'run failed' (bench.failure_rows) or
+    'verification failed'."""
+    why = rows["failure"].dropna() if "failure" in rows else []
+    return str(why.iloc[0]).split(":")[0] if len(why) else "verification failed"
+
+
 def failures(df: pd.DataFrame) -> list[str]:
     """One line per (variant, shape, seed) whose result did not verify, or that could not be measured:
     then why, with the first line of the error and its log."""
@@ -153,9 +160,8 @@ def failed_summary(df: pd.DataFrame, report: str) -> str:
     for (vid, dtype), g in bad.groupby(["variant", "dtype"], sort=False):
         why = g["failure"].dropna() if "failure" in g else pd.Series(dtype=object)
         if len(why):
-            text = str(why.iloc[0])
-            kind, log = text.split(":")[0], re.search(r"\(log: ([^)]+)\)$", text)
-            parts.append(f"{vid} {dtype} ({kind}" + (f"; log: {log.group(1)}" if log else "") + ")")
+            log = re.search(r"\(log: ([^)]+)\)$", str(why.iloc[0]))
+            parts.append(f"{vid} {dtype} ({failure_kind(g)}" + (f"; log: {log.group(1)}" if log else "") + ")")
         else:
             parts.append(f"{vid} {dtype} (verification failed on {g.drop_duplicates(['M', 'N', 'K']).shape[0]} "
                          "shape(s))")

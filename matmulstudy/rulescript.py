@@ -25,8 +25,7 @@ def run(snakemake, body) -> None:
         try:
             body(snakemake, log)
         except StudyError as err:
-            print(f"error: {err}", flush=True)
-            print(f"error: {err}", file=sys.__stderr__, flush=True)
+            warn(str(err))
             raise SystemExit(1) from None
         except Exception:
             traceback.print_exc()

@@ -55,6 +55,11 @@ class Study:
         """Which rows of a table (with a variant column) are of GPU variants."""
         return df["variant"].map(lambda v: self.registry[v].is_gpu)
 
+    @property
+    def cpu_only(self) -> bool:
+        """A study without a GPU: its CPU variants only (the baselines), timed by the wall clock."""
+        return not self.on_gpu(self.results).any()
+
     def steps_only(self, df: pd.DataFrame) -> pd.DataFrame:
         """The rows of a table that are of steps (the kernels of the progression)."""
         return df[df["variant"].map(lambda v: self.registry[v].is_step)]

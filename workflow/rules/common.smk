@@ -184,13 +184,10 @@ onerror:
     # Snakemake's own closing lines ("At least one job did not complete successfully")
     import atexit
 
-    reason = f"logs/query_gpu/{LABEL}.log"
-    if USES_GPU and os.path.exists(reason):
-        with open(reason) as fh:
-            first = fh.readline().strip()
-        if first.startswith("error:"):
-            atexit.register(print, f"{first} (the study's GPU jobs did not run; `snakemake build` builds what "
-                            "needs no GPU)", file=sys.stderr)
+    why = USES_GPU and host.gpu_failure(f"logs/query_gpu/{LABEL}.log")
+    if why:
+        atexit.register(print, f"{why} (the study's GPU jobs did not run; `snakemake build` builds what needs "
+                        "no GPU)", file=sys.stderr)
 
 
 def _end_of_run(line, failed):

@@ -2,18 +2,16 @@
 import os
 from pathlib import Path
 
-from matmulstudy import data, rulescript
+from matmulstudy import data, host, rulescript
 from matmulstudy.config import Shape
 from matmulstudy.errors import StudyError
 
 
 def main(snakemake, log):
     gpu_log = snakemake.params.gpu_log
-    if gpu_log and not any(map(os.path.exists, snakemake.params.gpu_json)) and os.path.exists(gpu_log):
-        with open(gpu_log) as fh:
-            first = fh.readline().strip()
-        if first.startswith("error:"):
-            raise StudyError(f"not generated: this GPU study's GPU is not usable ({gpu_log}: {first})")
+    why = gpu_log and not any(map(os.path.exists, snakemake.params.gpu_json)) and host.gpu_failure(gpu_log)
+    if why:
+        raise StudyError(f"not generated: this GPU study's GPU is not usable ({gpu_log}: {why})")
     shape = Shape.parse(snakemake.wildcards.shape)
     seed = int(snakemake.wildcards.seed)
     dtype = snakemake.wildcards.dtype
