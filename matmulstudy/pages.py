@@ -184,16 +184,27 @@ def _checks(study: Study) -> list[str]:
         text = (f"- A second full study right after ([repeat.csv](repeat.csv)), sizes from 1024: GPU variants "
                 f"within {gpu['difference'].abs().max():.1%}")
         if len(off):
-            flagged = {(t.dtype, t.variant, t.M, t.N, t.K) for t in _throttled(study.summary).itertuples()}
+            second = study.optional("repeat/summary.csv")   # kept beside repeat.csv where the second study ran
+            flagged = {(t.dtype, t.variant, t.M, t.N, t.K) for s in (study.summary, second) if s is not None
+                       for t in _throttled(s).itertuples()}
             text = (f"- A second full study right after ([repeat.csv](repeat.csv)), sizes from 1024: "
                     f"{len(gpu) - len(off)} of {len(gpu)} GPU measurements within 2%; beyond: " + ", ".join(
-                        f"{r.variant} {r.M}×{r.N}×{r.K} {r.difference:+.1%}"
-                        + (" (throttled samples in this study)" if (r.dtype, r.variant, r.M, r.N, r.K) in flagged
-                           else "") for r in off.itertuples()))
+                        f"{r.variant} {r.M}×{r.N}×{r.K} {r.difference:+.1%}" + _why_apart(r, flagged)
+                        for r in off.itertuples()))
         if len(cpu):
             text += f"; the CPU baseline moved by up to {cpu['difference'].abs().max():.0%}"
         lines.append(text + ".")
     return lines
+
+
+def _why_apart(row, throttled: set) -> str:
+    """Why two studies' medians of one measurement are more than 2% apart, where the tables say."""
+    if (row.dtype, row.variant, row.M, row.N, row.K) in throttled:
+        return " (throttled samples in one of the two)"
+    if bool(getattr(row, "ranges_overlap", False)):
+        return (f" (two clusters of times: samples {row.fastest_ms_first:.3f} to {row.slowest_ms_first:.3f} ms here, "
+                f"{row.fastest_ms_second:.3f} to {row.slowest_ms_second:.3f} ms in the second study)")
+    return ""
 
 
 def _verification(study: Study) -> list[str]:

@@ -179,3 +179,19 @@ def test_two_studies_are_compared_measurement_by_measurement(registry):
     out = agreement(first, second)
     assert len(out) == first["verified"].sum()
     assert np.allclose(out["difference"], 0.01)
+
+
+def test_two_studies_whose_samples_overlap_are_told_from_two_that_drifted_apart(registry):
+    """A median that moved while both studies sampled the same spread (a kernel with two clusters of times)
+    against one whose every sample moved."""
+    from matmulstudy.compare import agreement
+    rows = fixture_rows(registry)
+    first, second = rows.copy(), rows.copy()
+    second["time_ms"] *= 1.5   # every sample slower: the ranges cannot overlap
+    clustered = (first["variant"] == "cublas") & (first["sample"] == 0)
+    second.loc[clustered, "time_ms"] = first.loc[clustered, "time_ms"]   # one sample of each in the old cluster
+    out = agreement(results.summary(first, registry, GPU), results.summary(second, registry, GPU), first, second)
+    assert out.loc[out.variant == "cublas", "ranges_overlap"].all()
+    assert not out.loc[out.variant != "cublas", "ranges_overlap"].any()
+    assert (out["fastest_ms_first"] <= out["median_ms_first"]).all()
+    assert (out["slowest_ms_second"] >= out["median_ms_second"]).all()
