@@ -31,7 +31,8 @@ def gcc_command(variant: Variant, out: Path) -> list[str]:
     return ["gcc", *GCC_FLAGS, "-o", str(out), str(variant.file)]
 
 
-HARNESS_SOURCE = Path(__file__).resolve().parent / "harness.cu"
+HARNESS_SOURCE = Path(__file__).resolve().parent / "harness.cu"     # the harness's own kernels: timing, verification
+LAUNCHER_SOURCE = Path(__file__).resolve().parent / "launch.cu"     # compute-sanitizer's launcher (sanitize.py)
 
 
 def build_harness(arch: str, out: Path, log) -> None:

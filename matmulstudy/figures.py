@@ -1,7 +1,8 @@
 """The one table of a study's figures.
 
 Each entry is one figure: its name (figures/<name>.png and .svg), the
-function that draws it from a Study, its category in Snakemake's HTML
+function of plots.py that draws it from a Study (by name: the workflow
+reads this table without importing Matplotlib), its category in Snakemake's HTML
 report, its caption file (workflow/report/), and the line the summary page
 gives it. render.py draws them, report.smk names their outputs, captions and
 categories, pages.py lists them. Adding a figure is an entry here, its
@@ -12,37 +13,42 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING
 
-from . import plots
-from .study import Study
+if TYPE_CHECKING:   # the workflow reads this table at every start: no pandas or Matplotlib for it
+    from .study import Study
 
 
 @dataclass(frozen=True)
 class Figure:
     name: str
-    draw: Callable[[Study, Path], list[Path]]
+    drawn_by: str
     category: str
     caption: str
     what: str
 
+    def draw(self, study: "Study", stem: Path) -> list[Path]:
+        """Draw it: figures/<name>.png and .svg from the study."""
+        from . import plots
+        return getattr(plots, self.drawn_by)(study, stem)
+
 
 FIGURES = (
-    Figure("progression", plots.progression, "1. Progression", "progression.rst",
+    Figure("progression", "progression", "1. Progression", "progression.rst",
            "the optimisation progression at the reference size, with cuBLAS FP32 and the FP32 peak"),
-    Figure("progression_int32", plots.progression_int32, "1. Progression", "progression_int32.rst",
+    Figure("progression_int32", "progression_int32", "1. Progression", "progression_int32.rst",
            "the same for seed 003's int32 mode"),
-    Figure("size_sweep", plots.size_sweep, "2. Scaling with size", "size_sweep.rst",
+    Figure("size_sweep", "size_sweep", "2. Scaling with size", "size_sweep.rst",
            "GFLOP/s against size for every variant, with the interquartile range"),
-    Figure("efficiency", plots.efficiency, "3. Efficiency", "efficiency.rst",
+    Figure("efficiency", "efficiency", "3. Efficiency", "efficiency.rst",
            "each variant as a fraction of cuBLAS FP32 and of the FP32 peak, per shape"),
-    Figure("roofline", plots.roofline, "3. Efficiency", "roofline.rst",
+    Figure("roofline", "roofline", "3. Efficiency", "roofline.rst",
            "each step at its arithmetic intensity, under the measured bandwidth and the FP32 peak"),
-    Figure("hardware", plots.hardware, "4. What explains each step", "hardware.rst",
+    Figure("hardware", "hardware", "4. What explains each step", "hardware.rst",
            "registers, occupancy, instruction mix and the ncu counters per step"),
-    Figure("timing", plots.timing, "5. Timing noise", "timing.rst",
+    Figure("timing", "timing", "5. Timing noise", "timing.rst",
            "every timed sample at the reference size, as its deviation from the median"),
-    Figure("margin", plots.margin, "8. Verification", "margin.rst",
+    Figure("margin", "margin", "8. Verification", "margin.rst",
            "each variant's largest error over the bound it is checked against, per shape"),
 )
 

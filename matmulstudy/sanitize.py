@@ -22,13 +22,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from .build import run_build
+from .build import LAUNCHER_SOURCE, run_build
 from .config import Shape
 from .errors import StudyError
 from .registry import Variant
 
 TOOLS = ("memcheck", "initcheck", "racecheck", "synccheck")
-LAUNCHER_SOURCE = Path(__file__).resolve().parent / "launch.cu"
 TIMEOUT_S = 600
 
 

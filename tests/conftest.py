@@ -89,10 +89,15 @@ def gpu_builds(registry, tmp_path_factory):
     return paths
 
 
+def snakemake_command(*args, snakefile=ROOT / "Snakefile") -> list[str]:
+    """The command line of the workflow's Snakemake, as a user would run it."""
+    exe = shutil.which("snakemake") or str(Path(sys.executable).parent / "snakemake")
+    return [exe, "--snakefile", str(snakefile), *args]
+
+
 def snakemake(*args, cwd=ROOT, timeout=600, snakefile=ROOT / "Snakefile", env=None):
     """Run the workflow's Snakemake as a user would; returns the process."""
-    exe = shutil.which("snakemake") or str(Path(sys.executable).parent / "snakemake")
-    return subprocess.run([exe, "--snakefile", str(snakefile), *args], cwd=cwd,
+    return subprocess.run(snakemake_command(*args, snakefile=snakefile), cwd=cwd,
                           capture_output=True, text=True, timeout=timeout, env=env)
 
 

@@ -6,6 +6,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -291,3 +292,13 @@ def test_ci_waits_for_the_dpkg_lock_instead_of_failing():
     calls = re.findall(r"apt-get((?: -o \S+)*) (update|install)", (ROOT / ".ci" / "run").read_text())
     assert {verb for _, verb in calls} == {"update", "install"}
     assert all("DPkg::Lock::Timeout=" in options for options, _ in calls), calls
+
+
+def test_the_workflow_starts_without_pandas_or_matplotlib():
+    """Every Snakemake start (and on a cluster, two per job) imports what common.smk imports: keep those
+    modules light, and leave the plotting and table libraries to the jobs that use them."""
+    smk = (ROOT / "workflow" / "rules" / "common.smk").read_text()
+    block = smk.split("try:\n", 1)[1].split("except ImportError", 1)[0]
+    code = "import sys\n" + textwrap.dedent(block) + "\nprint(sorted({'pandas', 'matplotlib', 'seaborn', 'numpy'} & set(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    assert out.strip() == "[]"

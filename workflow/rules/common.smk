@@ -5,12 +5,10 @@ import sys
 
 try:
     from matmulstudy import config as study, host
-    from matmulstudy.build import HARNESS_SOURCE
+    from matmulstudy.build import HARNESS_SOURCE, LAUNCHER_SOURCE
     from matmulstudy.errors import StudyError
     from matmulstudy.figures import report_outputs
     from matmulstudy.registry import KERNELS_DIR, load_registry
-    from matmulstudy.results import failed_runs, failed_summary, failures
-    from matmulstudy.sanitize import LAUNCHER_SOURCE
 except ImportError as err:
     sys.exit(f"error: the matmulstudy package cannot be imported ({err}); "
              f"install it with: pip install -e {workflow.basedir}")
@@ -204,6 +202,8 @@ onsuccess:
     import atexit
 
     import pandas as pd
+
+    from matmulstudy.results import failed_runs, failed_summary, failures
 
     table = f"{REPORT}/results.csv"
     if os.path.exists(table):
