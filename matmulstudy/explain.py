@@ -27,14 +27,16 @@ FACTS = {c: (COUNTERS[c][0], COUNTERS[c][2], COUNTERS[c][3])
 OUTCOMES = ("fma_pipe_pct", "issue_active_pct")
 
 
-def progression_table(df: pd.DataFrame, hw: pd.DataFrame, registry: Registry, size: int) -> pd.DataFrame:
+def progression_table(df: pd.DataFrame, hw: pd.DataFrame, registry: Registry, size: int,
+                      precision: str = "fp32") -> pd.DataFrame:
+    """The steps of one precision's chapters (FP32, or the tensor cores' TF32) at `size`, with their facts."""
     at = at_size(df, size, verified=True)
-    at = at[at["variant"].map(lambda v: registry[v].is_step)]
+    at = at[at["variant"].map(lambda v: registry[v].is_step and registry[v].precision == precision)]
     med = at.groupby("variant")["gflops"].median()
     hw = with_derived(hw[hw["dtype"] == "float32"]).set_index("variant")
     rows = []
     for v in registry.values():
-        if not v.is_step or v.id not in med:
+        if not v.is_step or v.precision != precision or v.id not in med:
             continue
         row = {"step": v.title, "variant": v.id, "gflops": med[v.id]}
         for col in list(COUNTERS) + ["sanitizer"]:
@@ -117,12 +119,15 @@ def counter_table(table: pd.DataFrame) -> list[str]:
     return lines
 
 
-def markdown(table: pd.DataFrame, gpu_name: str, size: int, level: int = 1) -> str:
+def markdown(table: pd.DataFrame, gpu_name: str, size: int, level: int = 1, precision: str = "fp32") -> str:
     """The table and the notes on slower steps; `level`: the heading's level."""
     cols = [c for c in FACTS if c in table]
     text_cols = ["sanitizer"] if "sanitizer" in table else []
     head = ["step", "GFLOP/s", "speedup"] + [FACTS[c][0] for c in cols] + ["compute-sanitizer"] * len(text_cols)
-    lines = [f"{'#' * level} Optimisation progression at {size}×{size}×{size}, float32, on {gpu_name}", "",
+    what = ("float32" if precision == "fp32" else
+            f"the tensor cores' chapter, float32 in and {precision.upper()} arithmetic (against cuBLAS "
+            f"{precision.upper()}, never cuBLAS FP32)")
+    lines = [f"{'#' * level} Optimisation progression at {size}×{size}×{size}, {what}, on {gpu_name}", "",
              "Median of the timed launches; speedup over the step before. Counters marked ncu are "
              "Nsight Compute's, for one launch (see hardware.csv for the size).", "",
              "| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]

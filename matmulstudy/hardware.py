@@ -105,7 +105,10 @@ def main_loop_mix(instructions: list[tuple[int, str, str]]) -> dict:
     Loops are found from backward branches (BRA to a lower address); among
     loops with equally many FMAs the innermost (shortest) one is taken. FMA
     means FFMA, or IMAD in a kernel with no FFMA (the int32 kernels; IMAD
-    there also does address arithmetic).
+    there also does address arithmetic). In a tensor-core kernel the main
+    loop is the one with the most HGMMA (wgmma) or, without those, HMMA
+    (mma.sync) instructions, and `hmma`, `hgmma` count them: a step meant
+    for the tensor cores that shows FFMA there is not on that path.
     """
     loops = []
     for addr, op, args in instructions:
@@ -127,20 +130,24 @@ def main_loop_mix(instructions: list[tuple[int, str, str]]) -> dict:
                     c["reuse"] = c.get("reuse", 0) + operands.count(".reuse")
         return c
 
-    fma_op = "FFMA" if any(_family(op) == "FFMA" for _, op, _ in instructions) else "IMAD"
+    present = {_family(op) for _, op, _ in instructions}
+    tensor = next((op for op in ("HGMMA", "HMMA") if op in present), None)
+    fma_op = "FFMA" if "FFMA" in present or tensor else "IMAD"
+    math_op = tensor or fma_op
 
     def fma(c):
         return c.get(fma_op, 0)
 
-    lo, hi = max(loops, key=lambda l: (fma(counts(*l)), -(l[1] - l[0])))
+    lo, hi = max(loops, key=lambda l: (counts(*l).get(math_op, 0), -(l[1] - l[0])))
     c = counts(lo, hi)
     lds = c.get("LDS", 0)
     return {
         "loop_instructions": sum(v for k, v in c.items() if k not in ("LDS.128", "reuse")),
         "fma": fma(c), "ffma": c.get("FFMA", 0), "imad": c.get("IMAD", 0),
+        "hmma": c.get("HMMA", 0), "hgmma": c.get("HGMMA", 0),
         "lds": lds, "lds_128": c.get("LDS.128", 0), "sts": c.get("STS", 0),
         "ldg": c.get("LDG", 0), "bar": c.get("BAR", 0),
-        "fma_per_lds": fma(c) / lds if lds else None,
+        "fma_per_lds": fma(c) / lds if lds and not tensor else None,
         "reuse_per_ffma": c.get("reuse", 0) / c["FFMA"] if c.get("FFMA") else None,
     }
 

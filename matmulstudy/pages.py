@@ -69,6 +69,16 @@ def _failure_section(study: Study) -> list[str]:
             + ([f"- ... and {len(lines) - len(shown)} more"] if len(lines) > len(shown) else []) + [""])
 
 
+def _skipped_section(study: Study) -> list[str]:
+    """The steps this study's GPU cannot run (a registry `needs` its architecture lacks), and why."""
+    skipped = study.optional("skipped.csv")
+    if skipped is None or skipped.empty:
+        return []
+    return (["## Skipped on this GPU", "", "Not built and not run here, and nowhere drawn ([skipped.csv]"
+             "(skipped.csv)); the rest of the study is unaffected:", ""]
+            + [f"- {r.title} (`{r.variant}`): {r.reason}" for r in skipped.itertuples()] + [""])
+
+
 def _throttled(summary: pd.DataFrame) -> pd.DataFrame:
     """The summary rows with at least one throttled sample."""
     if "throttled_samples" not in summary:
@@ -283,11 +293,17 @@ def study_page(study: Study) -> str:
              f"| throttled samples | {f['throttled']}" + (": " + "; ".join(f["throttled_in"]) if f["throttled_in"]
                                                            else "") + " |", ""]
     lines += _failure_section(study)
+    lines += _skipped_section(study)
     checks = _checks(study)
     if checks:
         lines += ["## The harness, checked", ""] + checks + [""]
     lines += _verification(study)
-    lines += [explain.markdown(table, f["gpu"], size, level=2), "## Figures", ""]
+    lines += [explain.markdown(table, f["gpu"], size, level=2)]
+    tensor = explain.progression_table(study.results, study.hardware, study.registry, size, precision="tf32")
+    if len(tensor):
+        lines += [f"![the tensor-core chapter at {size}](figures/progression_tf32.png)", "",
+                  explain.markdown(tensor, f["gpu"], size, level=2, precision="tf32")]
+    lines += ["## Figures", ""]
     lines += [f"- [{f.name}](figures/{f.name}.png) ([SVG](figures/{f.name}.svg)): {f.what}"
               for f in FIGURES if (study.folder / "figures" / f"{f.name}.png").exists()]
     lines += ["", "Tables: [results.csv](results.csv) (every sample), [summary.csv](summary.csv) (medians, "
@@ -350,7 +366,7 @@ def index_page(studies: list[Study], size: int) -> str:
         at = at_size(st.summary, size, verified=True)
         reference = st.registry.reference("fp32")
         ref = at.loc[at.variant == getattr(reference, "id", None), "median_gflops"]
-        steps = st.steps_only(at)
+        steps = st.steps_only(at, "fp32")
         best = steps.loc[steps["median_gflops"].idxmax()] if len(steps) else None
         f = facts(st)
         lines.append(f"| {f['gpu']} | [{st.label}/]({st.label}/README.md) | "

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -26,7 +27,7 @@ import seaborn as sns  # noqa: E402
 
 from .counters import with_derived  # noqa: E402
 from .registry import Registry  # noqa: E402
-from .results import at_size, failure_kind  # noqa: E402
+from .results import at_size, failure_kind, fraction_of_cublas  # noqa: E402
 from .sanitize import is_clean  # noqa: E402
 from .study import Study  # noqa: E402
 
@@ -148,14 +149,15 @@ def size_sweep(study: Study, stem: Path) -> list[Path]:
     return _save(fig, stem)
 
 
-def progression(study: Study, stem: Path, dtype: str = "float32") -> list[Path]:
-    """The optimisation progression at the study's size: a bar per step, in order.
+def progression(study: Study, stem: Path, dtype: str = "float32", precision: str = "fp32") -> list[Path]:
+    """The optimisation progression at the study's size: a bar per step of the chapters of one precision
+    (FP32, or the tensor cores' TF32), in order.
 
     Each bar carries its median and its speedup over the step before; a
     step slower than the one before is written in red (the hardware table
-    says why). float32 also gets the FP32 reference (cuBLAS) and the FP32
-    peak as lines. A step that compute-sanitizer found problems in is marked
-    on its bar.
+    says why). float32 also gets the reference of that precision (cuBLAS
+    FP32 or cuBLAS TF32) and, for FP32, the FP32 peak as lines. A step that
+    compute-sanitizer found problems in is marked on its bar.
     """
     registry, gpu, size, df = study.registry, study.gpu, study.size, study.results
     hw = study.hardware
@@ -163,12 +165,12 @@ def progression(study: Study, stem: Path, dtype: str = "float32") -> list[Path]:
     sns.set_theme(style="whitegrid", context="notebook")
     pal = palette(registry)
     at = at_size(df, size, dtype)
-    steps = study.steps_only(at)
+    steps = study.steps_only(at, precision)
     cpu = study.cpu_only
     if cpu:   # a study without a GPU: its CPU variants are the bars
         steps = at
     order = _titles(steps, registry)
-    fig, ax = plt.subplots(figsize=(max(7.5, 1.25 * len(order) + 3), 6))
+    fig, ax = plt.subplots(figsize=(max(11, 1.25 * len(order) + 3), 6))
     ok = steps[steps["verified"]]
     sns.barplot(data=ok, x="title", y="gflops", order=order, hue="title", hue_order=order,
                 palette=pal, estimator="median", errorbar=IQR, capsize=0.2, ax=ax, legend=False)
@@ -176,11 +178,11 @@ def progression(study: Study, stem: Path, dtype: str = "float32") -> list[Path]:
     upper = ok.groupby("title")["gflops"].quantile(0.75)
     hazard_titles = {registry[v].title for v in hazards}
     lines = []
-    reference = registry.reference("fp32")
+    reference = registry.reference(precision)
     ref = at[(at["variant"] == getattr(reference, "id", None)) & at["verified"]]["gflops"]
     if dtype == "float32" and not ref.empty:
         lines.append((ref.median(), f"{reference.title}: {ref.median():,.0f}", "black", "--"))
-    if dtype == "float32" and gpu.get("fp32_peak_gflops"):
+    if dtype == "float32" and precision == "fp32" and gpu.get("fp32_peak_gflops"):
         peak = gpu["fp32_peak_gflops"]
         lines.append((peak, f"FP32 peak: {peak:,.0f}", "grey", ":"))
     top = max([upper.max() if not upper.empty else 0] + [v for v, *_ in lines])
@@ -227,7 +229,8 @@ def progression(study: Study, stem: Path, dtype: str = "float32") -> list[Path]:
         ax.set_title(f"The CPU variants, {size}×{size}×{size} {dtype} (no GPU in this study)\n"
                      "label: median and speedup over the one before", fontsize=11)
     else:
-        ax.set_title(f"Optimisation progression, {size}×{size}×{size} {dtype}, on {gpu['gpu_name']}\n"
+        arithmetic = "" if precision == "fp32" else f" in, {precision.upper()} tensor-core arithmetic"
+        ax.set_title(f"Optimisation progression, {size}×{size}×{size} {dtype}{arithmetic}, on {gpu['gpu_name']}\n"
                      "label: median and speedup over the step before", fontsize=11)
     fig.tight_layout(rect=(0, 0.04, 1, 1))
     fig.text(0.01, 0.01, "Red: slower than the one before." if cpu else
@@ -250,6 +253,17 @@ def _mark_chapters(ax, chapters: list[str], top: bool = True) -> None:
                 ax.annotate(chapters[start], ((start + i - 1) / 2, 0.985), xycoords=("data", "axes fraction"),
                             ha="center", va="top", fontsize=9, color="dimgrey", fontstyle="italic")
             start = i
+
+
+def progression_tf32(study: Study, stem: Path) -> list[Path]:
+    """The tensor-core chapter's progression (TF32 arithmetic), against cuBLAS TF32, where the study has it."""
+    if study.cpu_only or study.steps_only(study.summary, "tf32").empty:
+        skipped = study.optional("skipped.csv")
+        why = ("; skipped on this GPU: " + "; ".join(f"{r.title}: {r.reason}" for r in skipped.itertuples()
+                                                      if study.registry[r.variant].precision == "tf32")
+               if skipped is not None and len(skipped) else "")
+        return placeholder("no tensor-core (TF32) steps in this study" + why, stem)
+    return progression(study, stem, precision="tf32")
 
 
 def progression_int32(study: Study, stem: Path) -> list[Path]:
@@ -317,9 +331,10 @@ def hardware(study: Study, stem: Path) -> list[Path]:
 
 def placeholder(text: str, stem: Path) -> list[Path]:
     """A figure that says why there is nothing to draw (the report's list of figures stays fixed)."""
-    fig, ax = plt.subplots(figsize=(6, 1.5))
+    lines = textwrap.wrap(text, 90)
+    fig, ax = plt.subplots(figsize=(7.5, 1.2 + 0.25 * len(lines)))
     ax.axis("off")
-    ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=10)
+    ax.text(0.5, 0.5, "\n".join(lines), ha="center", va="center", fontsize=10)
     return _save(fig, stem)
 
 
@@ -334,11 +349,12 @@ def efficiency(study: Study, stem: Path) -> list[Path]:
     sns.set_theme(style="white", context="notebook")
     registry, gpu_name, summary = study.registry, study.gpu["gpu_name"], study.summary
     s = summary[summary["dtype"] == "float32"].sort_values(["M", "N", "K"], key=lambda c: c.astype(int))
+    s = s.assign(frac_of_cublas=fraction_of_cublas(s, registry))   # as this code defines it, for older studies too
     s = s.assign(shape=[_shape_label(*t) for t in zip(s.M, s.N, s.K)],
                  flop=2.0 * s.M * s.N * s.K).sort_values("flop")
     shapes = list(dict.fromkeys(s["shape"]))
     rows = _titles(s, registry)
-    panels = [("frac_of_cublas", "of cuBLAS SGEMM (FP32) on the same shape"),
+    panels = [("frac_of_cublas", "of cuBLAS in the same precision (TF32 steps: cuBLAS TF32), same shape"),
               ("frac_of_fp32_peak", "of the GPU's FP32 peak")]
     fig, axes = plt.subplots(1, 2, figsize=(2.2 + 1.15 * len(shapes) * 2 + 4, 0.55 * len(rows) + 2.4),
                              sharey=True)
@@ -491,7 +507,8 @@ def by_gpu(studies: list[Study], size: int, stem: Path) -> list[Path]:
     frames, order, chapter_of = [], [], {}
     for study in studies:
         registry = study.registry
-        keep = registry.steps() + [registry.reference("fp32")] * (registry.reference("fp32") is not None)
+        keep = ([v for v in registry.steps() if v.precision == "fp32"]
+                + [registry.reference("fp32")] * (registry.reference("fp32") is not None))
         at = at_size(study.summary, size, verified=True)
         at = at[at["variant"].isin([v.id for v in keep])]
         frames.append(at.assign(gpu=study.gpu["gpu_name"]))

@@ -39,7 +39,7 @@ GPU_BACKENDS = ("cuda", "cublas")
 BUILT_BACKENDS = ("c", "cuda")
 ROLES = ("step", "reference", "cpu_baseline")
 _KEYS = {"id", "backend", "file", "kernel", "title", "source", "defines", "block", "tile", "grid",
-         "flop_per_byte", "dtypes", "precision", "role", "chapter", "max_size", "search", "shows"}
+         "flop_per_byte", "dtypes", "precision", "role", "chapter", "max_size", "search", "shows", "needs"}
 _CHAPTER_KEYS = {"id", "title", "precision"}
 PRECISIONS = ("fp32", "tf32")   # arithmetic of a float32 variant: full FP32, or TF32 tensor cores
 DTYPES = {"float32": "float", "int32": "int"}   # dtype -> the kernels' ELEM
@@ -143,6 +143,23 @@ class Variant:
     max_size: int | None = None
     search: Search | None = None
     shows: tuple = ()   # (counter, 'lower' or 'higher'): what shows the step's change, from the step before
+    needs: str | None = None   # the oldest nvcc target it builds for (sm_80), or an arch-specific one (sm_90a)
+
+    def unsupported(self, arch: str | None) -> str | None:
+        """Why this variant cannot run in a study built for `arch` (sm_NN or sm_NNa), or None. sm_NN needs
+        that or newer; an arch-specific target (sm_90a: wgmma, TMA) runs on that architecture only."""
+        if not self.needs or arch is None:
+            return None
+        have, need = int(re.fullmatch(r"sm_(\d+)[af]?", arch).group(1)), int(self.needs[3:].rstrip("af"))
+        if self.needs.endswith("a") and have != need:
+            return f"needs {self.needs} (instructions of that architecture only); this study builds for {arch}"
+        if have < need:
+            return f"needs {self.needs} or newer; this study builds for {arch}"
+        return None
+
+    def target(self, arch: str) -> str:
+        """The nvcc target to build it for in a study built for `arch`: its own where it is arch-specific."""
+        return self.needs if self.needs and self.needs.endswith("a") else arch
 
     @property
     def is_step(self) -> bool:
@@ -259,7 +276,7 @@ def _parse_entry(i: int, raw: dict, kernels_dir: Path, chapters: dict, check_fil
                       file=path, kernel=kernel, defines=defines, block_expr=block, tile_expr=tile,
                       grid_expr=grid, ratio_expr=raw.get("flop_per_byte"), dtypes=dtypes, precision=precision,
                       role=role, chapter=chapter, max_size=max_size, search=_parse_search(raw.get("search"), defines, where),
-                      shows=_parse_shows(raw.get("shows"), role, where))
+                      shows=_parse_shows(raw.get("shows"), role, where), needs=_parse_needs(raw.get("needs"), backend, where))
     if backend == "cuda":
         variant.flop_per_byte  # evaluates, or says what is wrong
         bx, by, _ = variant.block
@@ -269,6 +286,15 @@ def _parse_entry(i: int, raw: dict, kernels_dir: Path, chapters: dict, check_fil
         if grid and min(variant.grid(1, 1, sms=1)) < 1:
             raise StudyError(f"{where}: grid {list(grid)} gives no block on a GPU of one multiprocessor")
     return variant
+
+
+def _parse_needs(raw, backend: str, where: str) -> str | None:
+    """needs: the oldest nvcc target a cuda kernel builds for (sm_80), or an arch-specific one (sm_90a)."""
+    if raw is None:
+        return None
+    if backend != "cuda" or not re.fullmatch(r"sm_\d{2,3}a?", str(raw)):
+        raise StudyError(f"{where}: needs is an nvcc target such as sm_80 or sm_90a, on a cuda kernel; got {raw!r}")
+    return str(raw)
 
 
 def _parse_shows(raw, role: str, where: str) -> tuple:

@@ -102,10 +102,7 @@ def summary(df: pd.DataFrame, registry: Registry, gpu: dict | None = None) -> pd
         })
     out = df.groupby(keys, sort=False).apply(agg, include_groups=False).reset_index()
     fp32 = out["precision"].fillna("fp32").eq("fp32") & out["dtype"].eq("float32")
-    reference = registry.reference("fp32")
-    by_shape = out[out["variant"].eq(getattr(reference, "id", None)) & fp32].set_index(["M", "N", "K"])["median_gflops"]
-    ref = pd.MultiIndex.from_frame(out[["M", "N", "K"]]).map(lambda mnk: by_shape.get(mnk, float("nan")))
-    out["frac_of_cublas"] = (out["median_gflops"] / ref.to_numpy()).where(out["dtype"].eq("float32"))
+    out["frac_of_cublas"] = fraction_of_cublas(out, registry)
     peak = (gpu or {}).get("fp32_peak_gflops")
     out["frac_of_fp32_peak"] = (out["median_gflops"] / peak).where(fp32) if peak else float("nan")
     return out
@@ -216,3 +213,19 @@ def hardware_table(resource_paths: list, sass_paths: list, ncu_paths: list, gpu:
         verdicts = verdict(sanitizer).rename("sanitizer").reset_index().assign(dtype="float32")
         df = df.merge(verdicts, on=["variant", "dtype"], how="left")
     return df.convert_dtypes()
+
+
+def fraction_of_cublas(summ: pd.DataFrame, registry: Registry) -> pd.Series:
+    """Each float32 row's median over cuBLAS's in the row's own precision on the same shape: a TF32 step
+    against cuBLAS TF32, never as a multiple of cuBLAS FP32 (NaN for int32 rows and where the reference is
+    missing). Summaries collected before the TF32 chapter held this against cuBLAS FP32 for every row."""
+    precision = summ["precision"].fillna("fp32")
+    ref = pd.Series(float("nan"), index=summ.index)
+    for p in precision.unique():
+        reference = registry.reference(p)
+        mine = precision.eq(p) & summ["dtype"].eq("float32")
+        by_shape = summ[summ["variant"].eq(getattr(reference, "id", None)) & mine].set_index(["M", "N", "K"])[
+            "median_gflops"]
+        ref[mine] = [by_shape.get(mnk, float("nan")) for mnk in zip(summ.loc[mine, "M"], summ.loc[mine, "N"],
+                                                                          summ.loc[mine, "K"])]
+    return (summ["median_gflops"] / ref).where(summ["dtype"].eq("float32"))

@@ -60,6 +60,8 @@ class Study:
         """A study without a GPU: its CPU variants only (the baselines), timed by the wall clock."""
         return not self.on_gpu(self.results).any()
 
-    def steps_only(self, df: pd.DataFrame) -> pd.DataFrame:
-        """The rows of a table that are of steps (the kernels of the progression)."""
-        return df[df["variant"].map(lambda v: self.registry[v].is_step)]
+    def steps_only(self, df: pd.DataFrame, precision: str | None = None) -> pd.DataFrame:
+        """The rows of a table that are of steps (the kernels of the progression), of one precision's
+        chapters if given."""
+        return df[df["variant"].map(lambda v: self.registry[v].is_step
+                                    and precision in (None, self.registry[v].precision))]

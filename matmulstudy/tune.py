@@ -71,7 +71,7 @@ def _measure(variant: Variant, problems, tmp: Path, harness, arch: str, check: C
     try:
         name = "_".join(f"{k}{v}" for k, v in sorted(variant.defines.items()))   # one cubin a candidate:
         cubin = tmp / f"{name}.cubin"                                          # a session loads a path once
-        report = build.build(variant, cubin, tmp / f"{name}.json", arch, io.StringIO())
+        report = build.build(variant, cubin, tmp / f"{name}.json", variant.target(arch), io.StringIO())
         out.update(registers=report["registers"], shared_bytes=report["shared_bytes"],
                    spill_bytes=report["spill_store_bytes"] + report["spill_load_bytes"])
         for shape, a, b, reference in problems:

@@ -63,7 +63,7 @@ def sm90_builds(registry, tmp_path_factory):
             for dtype in v.dtypes:
                 log = io.StringIO()
                 cubin = out / f"{v.id}.{dtype}.cubin"
-                report = build.build(v, cubin, out / f"{v.id}.{dtype}.json", "sm_90", log, dtype=dtype)
+                report = build.build(v, cubin, out / f"{v.id}.{dtype}.json", v.target("sm_90"), log, dtype=dtype)
                 builds[v.id, dtype] = (cubin, report, log.getvalue())
     return builds
 
@@ -71,7 +71,8 @@ def sm90_builds(registry, tmp_path_factory):
 @pytest.fixture(scope="session")
 def gpu_builds(registry, tmp_path_factory):
     """For the GPU tests, built once per session for the GPU at hand: the harness, the
-    sanitizer's launcher, and every cuda variant in each of its dtypes ({(id, dtype): cubin})."""
+    sanitizer's launcher, and every cuda variant in each of its dtypes ({(id, dtype): cubin}) that
+    this GPU can run (the others: {(id, dtype): None}, and their tests skip with the reason)."""
     import io
 
     from matmulstudy import build, host, sanitize
@@ -83,8 +84,11 @@ def gpu_builds(registry, tmp_path_factory):
     for v in registry.values():
         if v.backend == "cuda":
             for dtype in v.dtypes:
+                if v.unsupported(arch):
+                    paths[v.id, dtype] = None
+                    continue
                 path = out / f"{v.id}.{dtype}.cubin"
-                build.build(v, path, out / f"{v.id}.{dtype}.json", arch, io.StringIO(), dtype=dtype)
+                build.build(v, path, out / f"{v.id}.{dtype}.json", v.target(arch), io.StringIO(), dtype=dtype)
                 paths[v.id, dtype] = path
     return paths
 

@@ -92,3 +92,14 @@ def test_ncu_csv_from_the_h100_is_parsed():
     assert counters["ncu_time_ns"] == 723_168
     with pytest.raises(Exception, match="no launch of gpu_outer"):
         hardware.parse_ncu_csv(NCU_SAMPLE.read_text(), "gpu_outer")
+
+
+def test_every_tensor_core_step_runs_hmma_and_no_ffma_in_its_main_loop(registry, sm90_builds):
+    """A step meant for the tensor cores is on that path: HMMA (mma.sync) or HGMMA (wgmma) in the main loop
+    of its machine code, and no FFMA there."""
+    steps = [v for v in registry.steps() if v.precision == "tf32"]
+    assert steps
+    for v in steps:
+        mix = _mix(sm90_builds, registry, v.id)
+        assert mix["hmma"] + mix["hgmma"] > 0 and mix["ffma"] == 0, (v.id, mix)
+        assert mix["fma_per_lds"] is None

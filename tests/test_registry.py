@@ -1,11 +1,13 @@
 """The registry is the one list; its geometry matches what the kernels expect."""
 
+import dataclasses
 import re
 
 import pytest
+import yaml
 
 from matmulstudy.errors import StudyError
-from matmulstudy.registry import KERNELS_DIR, Registry, eval_expr, holds
+from matmulstudy.registry import KERNELS_DIR, Registry, eval_expr, holds, load_registry
 
 
 def test_every_kernel_file_is_in_the_registry(registry):
@@ -158,3 +160,28 @@ def _with_search(registry, search):
 def test_a_bad_search_space_is_named(registry, search, message):
     with pytest.raises(StudyError, match=re.escape(message)):
         Registry.from_entries(_with_search(registry, search))
+
+
+@pytest.mark.parametrize("needs, arch, runs", [
+    ("sm_80", "sm_75", False), ("sm_80", "sm_80", True), ("sm_80", "sm_90", True), ("sm_80", "sm_90a", True),
+    ("sm_90a", "sm_90", True), ("sm_90a", "sm_89", False), ("sm_90a", "sm_100", False)])
+def test_a_steps_needs_is_checked_against_the_studys_target(needs, arch, runs):
+    """sm_NN: that target or newer; an arch-specific sm_NNa (wgmma, TMA): that architecture only, built
+    for its own target."""
+    v = dataclasses.replace(load_registry()["gpu_mma_tf32"], needs=needs)
+    why = v.unsupported(arch)
+    assert (why is None) == runs
+    if why:
+        assert needs in why and arch in why
+    assert v.target("sm_90") == (needs if needs.endswith("a") else "sm_90")
+
+
+@pytest.mark.parametrize("needs", ["80", "sm80", "compute_90", "sm_9"])
+def test_a_malformed_needs_says_what_it_should_be(tmp_path, needs):
+    registry = yaml.safe_load((KERNELS_DIR / "registry.yaml").read_text())
+    entry = next(e for e in registry["variants"] if e["id"] == "gpu_mma_tf32")
+    entry["needs"] = needs
+    path = tmp_path / "registry.yaml"
+    path.write_text(yaml.safe_dump(registry))
+    with pytest.raises(StudyError, match="needs is an nvcc target such as sm_80 or sm_90a"):
+        load_registry(path, check_files=False)

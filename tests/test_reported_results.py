@@ -246,11 +246,18 @@ def test_slower_steps_are_reported_with_their_reason(results, own):
     assert section.count("is slower than") == len(slower)
 
 
+def drawn(folder):
+    """The figures a study has something to draw in: all but the tensor cores' where its registry has no
+    TF32 step (that one is then a figure saying so)."""
+    tf32 = any(v.precision == "tf32" for v in snapshot.read_registry(folder).steps())
+    return [f for f in FIGURES if tf32 or f.name != "progression_tf32"]
+
+
 def test_figures_and_pages_are_committed(study):
     folder = ROOT / "reports" / study[0]
     for f in FIGURES:
         for ext in ("png", "svg"):
-            assert (folder / "figures" / f"{f.name}.{ext}").stat().st_size > 10_000
+            assert (folder / "figures" / f"{f.name}.{ext}").stat().st_size > (10_000 if f in drawn(folder) else 0)
     assert (folder / "README.md").exists() and (folder / "provenance.rst").exists()
 
 

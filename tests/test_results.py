@@ -103,12 +103,17 @@ def test_report_renders_from_a_results_fixture(tmp_path, registry):
     study = fixture_study(registry, tmp_path)
     paths = plots.size_sweep(study, tmp_path / "size_sweep")
     paths += plots.progression(study, tmp_path / "progression")
+    paths += plots.progression_tf32(study, tmp_path / "progression_tf32")
     for p in paths:
         assert p.stat().st_size > 5000
     svg = (tmp_path / "progression.svg").read_text()
-    for v in registry.values():   # the steps as bars, the FP32 reference as a line
-        assert (v.title in svg) == (v.is_step or v == registry.reference("fp32")), v.id
+    for v in registry.values():   # the FP32 steps as bars, the FP32 reference as a line
+        assert (v.title in svg) == ((v.is_step and v.precision == "fp32") or v == registry.reference("fp32")), v.id
     assert f"{registry.reference('fp32').title}: " in svg and "FP32 peak" in svg
+    tf32 = (tmp_path / "progression_tf32.svg").read_text()   # the tensor cores' chapter against cuBLAS TF32
+    for v in registry.values():
+        assert (v.title in tf32) == ((v.is_step and v.precision == "tf32") or v == registry.reference("tf32")), v.id
+    assert "FP32 peak" not in tf32 and "TF32 tensor-core arithmetic" in tf32
     assert re.search(r"×0\.3\d slower", svg)   # step 3 of the fixture runs at a third of step 2
     assert len(re.findall(r"×\d\.\d\d slower", svg)) == 1
     assert "verification failed" in (tmp_path / "size_sweep.svg").read_text()
@@ -195,3 +200,34 @@ def test_two_studies_whose_samples_overlap_are_told_from_two_that_drifted_apart(
     assert not out.loc[out.variant != "cublas", "ranges_overlap"].any()
     assert (out["fastest_ms_first"] <= out["median_ms_first"]).all()
     assert (out["slowest_ms_second"] >= out["median_ms_second"]).all()
+
+
+def test_each_step_is_a_fraction_of_cublas_in_its_own_precision(registry):
+    """A TF32 step against cuBLAS TF32, an FP32 step against cuBLAS FP32: never a TF32 step as a multiple
+    of FP32's cuBLAS."""
+    s = results.summary(fixture_rows(registry), registry, GPU)
+    at = s[(s.M == 4096) & s.verified].set_index("variant")["median_gflops"]
+    frac = s[(s.M == 4096) & s.verified].set_index("variant")["frac_of_cublas"]
+    for v in registry.steps():
+        reference = registry.reference(v.precision)
+        assert frac[v.id] == pytest.approx(at[v.id] / at[reference.id]), v.id
+    assert frac[registry.reference("tf32").id] == pytest.approx(1.0)
+    assert any(v.precision == "tf32" for v in registry.steps())   # the registry has a TF32 chapter to check
+
+
+def test_a_step_skipped_on_this_gpu_is_named_with_its_reason(tmp_path, registry):
+    """skipped.csv (collect_results: what the GPU cannot run) on the page and in the TF32 figure's note."""
+    from matmulstudy import pages
+    tf32 = [v for v in registry.steps() if v.precision == "tf32"]
+    reason = "needs sm_80 or newer; this study builds for sm_75"
+    pd.DataFrame([{"variant": v.id, "title": v.title, "reason": reason} for v in tf32]).to_csv(
+        tmp_path / "skipped.csv", index=False)
+    rows = fixture_rows(registry)
+    rows = rows[~rows["variant"].isin([v.id for v in tf32])]
+    study = Study(tmp_path, rows, results.summary(rows, registry, GPU), pd.DataFrame(columns=["variant", "dtype"]),
+                  GPU, registry, {}, 4096)
+    page = pages.study_page(study)
+    section = page.split("## Skipped on this GPU")[1].split("##")[0]
+    assert all(f"{v.title} (`{v.id}`): {reason}" in section for v in tf32)
+    plots.progression_tf32(study, tmp_path / "tf32")
+    assert "skipped on this GPU" in (tmp_path / "tf32.svg").read_text()

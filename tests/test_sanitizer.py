@@ -44,6 +44,8 @@ def test_the_verdict_names_what_was_found():
 @pytest.mark.gpu
 @pytest.mark.parametrize("variant_id", [v.id for v in load_registry().values() if v.backend == "cuda"])
 def test_every_cuda_variant_is_clean_under_the_four_tools(registry, gpu_builds, default_config, variant_id):
+    if registry[variant_id].unsupported(gpu_builds["arch"]):
+        pytest.skip(registry[variant_id].unsupported(gpu_builds["arch"]))
     shapes = [Shape(*s) for s in default_config["sanitizer_shapes"]]
     assert len(shapes) >= 2 and any(all(x % 2 for x in s) for s in shapes)
     from matmulstudy.gpu import GpuSession

@@ -17,6 +17,7 @@ rule collect_results:
         summary="reports/{label}/summary.csv",
         hardware="reports/{label}/hardware.csv",
         failures="reports/{label}/failures.txt",
+        skipped="reports/{label}/skipped.csv",
         gpu="reports/{label}/gpu.json",
         registry="reports/{label}/registry.yaml",
         config="reports/{label}/config.yaml",
@@ -26,5 +27,6 @@ rule collect_results:
         "logs/collect_results/{label}.log",
     params:
         settings=SETTINGS,
+        skipped=SKIPPED,
     script:
         "../scripts/collect_results.py"

@@ -56,6 +56,11 @@ def _label_and_arch(given):
 # every job measures with, what provenance hashes, what the study keeps.
 SETTINGS = dataclasses.replace(_GIVEN, **dict(zip(("label", "arch"), _label_and_arch(_GIVEN))))
 LABEL, ARCH = SETTINGS.label, SETTINGS.arch
+# What the study's GPU cannot run (a registry `needs` its arch lacks: mma.sync's TF32 before sm_80, wgmma
+# and TMA off Hopper) is neither built nor run; collect_results writes why (skipped.csv), and the page says so.
+SKIPPED = {v.id: why for v in VARIANTS if (why := v.unsupported(ARCH))}
+VARIANTS = [v for v in VARIANTS if v.id not in SKIPPED]
+SETTINGS = dataclasses.replace(SETTINGS, variants=type(SETTINGS.variants)(v.id for v in VARIANTS))
 RESULTS = f"results/{LABEL}"
 REPORT = f"reports/{LABEL}"
 REPORT_LABELS = [LABEL]   # the studies the report rules draw (render.smk: every committed one)

@@ -24,7 +24,7 @@ rule compile_kernel:
     log:
         "logs/compile_kernel/{label}/{dtype}/{variant}.{ext}.log",
     params:
-        arch=lambda wc: ARCH if REGISTRY[wc.variant].backend == "cuda" else None,
+        arch=lambda wc: REGISTRY[wc.variant].target(ARCH) if REGISTRY[wc.variant].backend == "cuda" else None,
     script:
         "../scripts/compile_kernel.py"
 

@@ -31,6 +31,9 @@ def main(snakemake, log):
     with open(snakemake.output.gpu, "w") as fh:   # the report's facts, kept with the results
         json.dump(info, fh, indent=2)
     snapshot.write(Path(snakemake.output.config).parent, reg, snakemake.params.settings)
+    skipped = pd.DataFrame([{"variant": v, "title": reg[v].title, "reason": why}
+                            for v, why in snakemake.params.skipped.items()], columns=["variant", "title", "reason"])
+    skipped.to_csv(snakemake.output.skipped, index=False)   # what this GPU cannot run, and why
     for line in results.write_failures(df, snakemake.output.failures):
         print(f"FAILED: {line}")
     print(f"{len(df)} samples from {len(snakemake.input.bench)} measurements")
