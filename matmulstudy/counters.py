@@ -19,6 +19,8 @@ COUNTERS = {
     "bar_per_kffma": ("barriers per 1000 FFMA (SASS main loop)", "BAR/1000 FFMA", "{:.2f}", True),
     "instructions_per_fma": ("main-loop instructions per FMA (SASS)", "instr./FMA", "{:.2f}", True),
     "reuse_per_ffma": ("operands read from the reuse cache per FFMA (SASS)", "reuse/FFMA", "{:.2f}", False),
+    "hmma": ("HMMA (mma.sync) in the main loop (SASS)", "HMMA", "{:.0f}", None),
+    "hgmma": ("HGMMA (wgmma) in the main loop (SASS)", "HGMMA", "{:.0f}", None),
     "stall_long_scoreboard": ("long-scoreboard stall: waiting for global loads (ncu)", "long sb.", "{:.2f}", True),
     "stall_short_scoreboard": ("short-scoreboard stall: waiting for shared loads (ncu)", "short sb.", "{:.2f}", True),
     "stall_barrier": ("barrier stall (ncu)", "barrier", "{:.2f}", True),

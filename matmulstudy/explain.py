@@ -21,6 +21,8 @@ from .sanitize import is_clean
 FACTS = {c: (COUNTERS[c][0], COUNTERS[c][2], COUNTERS[c][3])
          for c in ("global_ld_sectors_per_request", "bank_conflicts_per_shared_ld", "fma_per_lds", "occupancy",
                    "achieved_occupancy_pct", "dram_throughput_pct", "registers", "flop_per_byte")}
+# The tensor cores' chapter: which instructions did the arithmetic, in place of FFMA per LDS.
+TENSOR_FACTS = {c: (COUNTERS[c][0], COUNTERS[c][2], COUNTERS[c][3]) for c in ("hmma", "hgmma")}
 
 
 # How busy the FMA pipe and the issue slots were: what a slower step is, not why (left out of its reasons).
@@ -121,9 +123,10 @@ def counter_table(table: pd.DataFrame) -> list[str]:
 
 def markdown(table: pd.DataFrame, gpu_name: str, size: int, level: int = 1, precision: str = "fp32") -> str:
     """The table and the notes on slower steps; `level`: the heading's level."""
-    cols = [c for c in FACTS if c in table]
+    facts = FACTS if precision == "fp32" else {**TENSOR_FACTS, **{c: f for c, f in FACTS.items() if c != "fma_per_lds"}}
+    cols = [c for c in facts if c in table]
     text_cols = ["sanitizer"] if "sanitizer" in table else []
-    head = ["step", "GFLOP/s", "speedup"] + [FACTS[c][0] for c in cols] + ["compute-sanitizer"] * len(text_cols)
+    head = ["step", "GFLOP/s", "speedup"] + [facts[c][0] for c in cols] + ["compute-sanitizer"] * len(text_cols)
     what = ("float32" if precision == "fp32" else
             f"the tensor cores' chapter, float32 in and {precision.upper()} arithmetic (against cuBLAS "
             f"{precision.upper()}, never cuBLAS FP32)")
@@ -133,7 +136,7 @@ def markdown(table: pd.DataFrame, gpu_name: str, size: int, level: int = 1, prec
              "| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for _, r in table.iterrows():
         cells = [r["step"], f"{r['gflops']:,.0f}", "" if pd.isna(r["speedup"]) else f"×{r['speedup']:.2f}"]
-        cells += ["" if pd.isna(r[c]) else FACTS[c][1].format(r[c]) for c in cols]
+        cells += ["" if pd.isna(r[c]) else facts[c][1].format(r[c]) for c in cols]
         cells += ["" if pd.isna(r[c]) else (str(r[c]) if is_clean(r[c]) else f"**{r[c]}**") for c in text_cols]
         lines.append("| " + " | ".join(cells) + " |")
     notes = slower_steps(table)
