@@ -27,6 +27,12 @@ FP32_LANES_PER_SM = {
     (10, 0): 128, (10, 3): 128, (12, 0): 128,
 }
 
+# Dense TF32 tensor-core flop per clock per SM (2 per multiply-add), from NVIDIA's whitepapers' peak
+# tables divided by SMs and boost clock: A100 156 TFLOP/s = 108 x 1024 x 1410 MHz; GA102 (RTX 3090)
+# 35.6 = 82 x 256 x 1695 MHz; AD102 (RTX 4090) 82.6 = 128 x 256 x 2520 MHz; H100 SXM 494.7 =
+# 132 x 2048 x 1830 MHz. Other architectures: not known here (no TF32 peak is drawn).
+TF32_FLOP_PER_CLOCK_PER_SM = {(8, 0): 1024, (8, 6): 256, (8, 9): 256, (9, 0): 2048}
+
 
 def require_pycuda():
     """Import and initialise PyCUDA, or say in one line what is missing."""
@@ -276,6 +282,10 @@ class GpuSession:
             "fp32_lanes_per_sm": lanes,
             # 2 flop per FMA per lane per cycle at the highest SM clock
             "fp32_peak_gflops": (sm_count * lanes * 2 * sm_clock_khz / 1e6) if lanes else None,
+            # the tensor cores' dense TF32 rate at the same clock (a datasheet may quote a lower boost clock)
+            "tf32_flop_per_clock_per_sm": TF32_FLOP_PER_CLOCK_PER_SM.get(cc),
+            "tf32_peak_gflops": (sm_count * TF32_FLOP_PER_CLOCK_PER_SM[cc] * sm_clock_khz / 1e6
+                                 if cc in TF32_FLOP_PER_CLOCK_PER_SM else None),
             # double data rate: 2 transfers per memory clock over the bus
             "dram_peak_gbs": 2 * mem_clock_khz * 1e3 * bus_bits / 8 / 1e9,
             "driver_cuda_version": f"{driver // 1000}.{driver % 1000 // 10}",

@@ -185,6 +185,11 @@ def progression(study: Study, stem: Path, dtype: str = "float32", precision: str
     if dtype == "float32" and precision == "fp32" and gpu.get("fp32_peak_gflops"):
         peak = gpu["fp32_peak_gflops"]
         lines.append((peak, f"FP32 peak: {peak:,.0f}", "grey", ":"))
+    if dtype == "float32" and precision == "tf32" and gpu.get("tf32_peak_gflops"):
+        peak = gpu["tf32_peak_gflops"]
+        lines.append((peak, f"TF32 dense peak: {peak:,.0f} ({gpu['sm_count']} SMs × "
+                            f"{gpu['tf32_flop_per_clock_per_sm']} flop/clock × {gpu['max_sm_clock_mhz']:.0f} MHz)",
+                      "grey", ":"))
     top = max([upper.max() if not upper.empty else 0] + [v for v, *_ in lines])
     previous = None
     for i, title in enumerate(order):

@@ -11,7 +11,8 @@ from matmulstudy.errors import StudyError
 from matmulstudy.registry import Registry
 from matmulstudy.study import Study
 
-GPU = {"gpu_name": "Test GPU", "fp32_peak_gflops": 60000.0}
+GPU = {"gpu_name": "Test GPU", "fp32_peak_gflops": 60000.0, "sm_count": 100, "max_sm_clock_mhz": 2441.40625,
+       "tf32_flop_per_clock_per_sm": 2048, "tf32_peak_gflops": 500000.0}
 
 
 def fixture_rows(registry, sizes=(256, 1024, 4096), shapes=((1537, 3001, 997),), fail=("gpu_tiled", 1024)):
@@ -114,6 +115,7 @@ def test_report_renders_from_a_results_fixture(tmp_path, registry):
     for v in registry.values():
         assert (v.title in tf32) == ((v.is_step and v.precision == "tf32") or v == registry.reference("tf32")), v.id
     assert "FP32 peak" not in tf32 and "TF32 tensor-core arithmetic" in tf32
+    assert "TF32 dense peak: 500,000 (100 SMs × 2048 flop/clock × 2441 MHz)" in tf32
     assert re.search(r"×0\.3\d slower", svg)   # step 3 of the fixture runs at a third of step 2
     assert len(re.findall(r"×\d\.\d\d slower", svg)) == 1
     assert "verification failed" in (tmp_path / "size_sweep.svg").read_text()
