@@ -37,8 +37,9 @@
 // LDS here, and the loads go through registers; cp.async and a swizzled
 // layout are for a later step.
 //
-// Counters that show it (hardware.csv): HMMA in the SASS main loop and no
-// FFMA there; ncu's tensor-pipe utilisation.
+// Counters that show it (hardware.csv): HMMA in the SASS main loop (64 per
+// slice of 32: 4 k-steps x 16 tiles) and no FFMA there. (ncu's tensor-pipe
+// utilisation is not among the study's ncu metrics yet.)
 //
 // Ragged sizes: elements of A or B past the matrix load as 0 (they add 0),
 // every thread takes part in every load and barrier, and only elements
