@@ -49,7 +49,7 @@
 // Parameters (-D defines from kernels/registry.yaml): BM, BN, BK, WM, WN.
 // Needs compute capability 8.0 (mma.sync with .tf32): `needs: sm_80` in the registry.
 
-#include "load_quad.cuh"
+#include "slice.cuh"   // the slice's loads into registers, as steps 12 to 17 make them
 
 #if !defined(BM) || !defined(BN) || !defined(BK) || !defined(WM) || !defined(WN)
 #error "BM, BN, BK, WM and WN come from kernels/registry.yaml as -D defines"
@@ -58,11 +58,9 @@
 constexpr int WARPS = (BM / WM) * (BN / WN), THREADS = 32 * WARPS;
 constexpr int MT = WM / 16, NT = WN / 8;           // instruction tiles per warp
 constexpr int APAD = 4, BPAD = 8;                  // see "Shared layout" above
-constexpr int A_QUADS = BM * BK / 4 / THREADS, B_QUADS = BK * BN / 4 / THREADS;
 static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 8 == 0 && BK % 8 == 0,
               "the warp tile must divide the block tile into 16 x 8 instruction tiles, BK into k-steps of 8");
-static_assert(BM * BK / 4 % THREADS == 0 && BK * BN / 4 % THREADS == 0,
-              "the A and B slices must split into float4s evenly over the threads: change BK or the tiles");
+using Next = Slice<BM, BN, BK, THREADS>;   // its load(); the store here is this step's own (rounded, A as it is)
 
 __device__ __forceinline__ float to_tf32(float x)
 {
@@ -91,31 +89,20 @@ gpu_mma_tf32(int M, int N, int K, const float* __restrict__ A, const float* __re
     const int wm = warp / (BN / WN) * WM, wn = warp % (BN / WN) * WN;   // the warp's tile within the block's
     const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
 
-    float4 a_next[A_QUADS], b_next[B_QUADS];
-    auto load = [&](int k0) {
+    Next next;
+    auto load = [&](int k0) { next.load(A, B, M, N, K, row0, col0, k0, tid); };
+    auto store = [&]() {   // rounded to TF32 once, here; A row-major, not transposed as Slice::store does
 #pragma unroll
-        for (int q = 0; q < A_QUADS; ++q) {
+        for (int q = 0; q < Next::A_QUADS; ++q) {
             const int e = tid + q * THREADS;
-            a_next[q] = load_quad(A, M, K, row0 + e / (BK / 4), k0 + e % (BK / 4) * 4);
-        }
-#pragma unroll
-        for (int q = 0; q < B_QUADS; ++q) {
-            const int e = tid + q * THREADS;
-            b_next[q] = load_quad(B, K, N, k0 + e / (BN / 4), col0 + e % (BN / 4) * 4);
-        }
-    };
-    auto store = [&]() {
-#pragma unroll
-        for (int q = 0; q < A_QUADS; ++q) {
-            const int e = tid + q * THREADS;
-            const float4 v = a_next[q];
+            const float4 v = next.a[q];
             *reinterpret_cast<float4*>(&As[e / (BK / 4)][e % (BK / 4) * 4]) =
                 make_float4(to_tf32(v.x), to_tf32(v.y), to_tf32(v.z), to_tf32(v.w));
         }
 #pragma unroll
-        for (int q = 0; q < B_QUADS; ++q) {
+        for (int q = 0; q < Next::B_QUADS; ++q) {
             const int e = tid + q * THREADS;
-            const float4 v = b_next[q];
+            const float4 v = next.b[q];
             *reinterpret_cast<float4*>(&Bs[e / (BN / 4)][e % (BN / 4) * 4]) =
                 make_float4(to_tf32(v.x), to_tf32(v.y), to_tf32(v.z), to_tf32(v.w));
         }

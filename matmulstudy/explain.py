@@ -33,12 +33,13 @@ def progression_table(df: pd.DataFrame, hw: pd.DataFrame, registry: Registry, si
                       precision: str = "fp32") -> pd.DataFrame:
     """The steps of one precision's chapters (FP32, or the tensor cores' TF32) at `size`, with their facts."""
     at = at_size(df, size, verified=True)
-    at = at[at["variant"].map(lambda v: registry[v].is_step and registry[v].precision == precision)]
+    steps = registry.steps(precision=precision)
+    at = at[at["variant"].isin([v.id for v in steps])]
     med = at.groupby("variant")["gflops"].median()
     hw = with_derived(hw[hw["dtype"] == "float32"]).set_index("variant")
     rows = []
-    for v in registry.values():
-        if not v.is_step or v.precision != precision or v.id not in med:
+    for v in steps:
+        if v.id not in med:
             continue
         row = {"step": v.title, "variant": v.id, "gflops": med[v.id]}
         for col in list(COUNTERS) + ["sanitizer"]:

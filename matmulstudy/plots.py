@@ -512,8 +512,7 @@ def by_gpu(studies: list[Study], size: int, stem: Path) -> list[Path]:
     frames, order, chapter_of = [], [], {}
     for study in studies:
         registry = study.registry
-        keep = ([v for v in registry.steps() if v.precision == "fp32"]
-                + [registry.reference("fp32")] * (registry.reference("fp32") is not None))
+        keep = registry.steps(precision="fp32") + [registry.reference("fp32")] * (registry.reference("fp32") is not None)
         at = at_size(study.summary, size, verified=True)
         at = at[at["variant"].isin([v.id for v in keep])]
         frames.append(at.assign(gpu=study.gpu["gpu_name"]))

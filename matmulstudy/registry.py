@@ -378,9 +378,10 @@ class Registry(Mapping):
     def __len__(self) -> int:
         return len(self._variants)
 
-    def steps(self, chapter: str | None = None) -> list[Variant]:
-        """The steps (of one chapter), in order."""
-        return [v for v in self.values() if v.is_step and chapter in (None, v.chapter)]
+    def steps(self, chapter: str | None = None, precision: str | None = None) -> list[Variant]:
+        """The steps (of one chapter, of one precision's chapters), in order."""
+        return [v for v in self.values()
+                if v.is_step and chapter in (None, v.chapter) and precision in (None, v.precision)]
 
     def reference(self, precision: str = "fp32") -> Variant | None:
         """The variant every step of this precision is measured against, if the registry names one."""

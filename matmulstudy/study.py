@@ -63,5 +63,4 @@ class Study:
     def steps_only(self, df: pd.DataFrame, precision: str | None = None) -> pd.DataFrame:
         """The rows of a table that are of steps (the kernels of the progression), of one precision's
         chapters if given."""
-        return df[df["variant"].map(lambda v: self.registry[v].is_step
-                                    and precision in (None, self.registry[v].precision))]
+        return df[df["variant"].isin([v.id for v in self.registry.steps(precision=precision)])]

@@ -52,15 +52,16 @@ def _label_and_arch(given):
     return label, (arch if USES_GPU else None)
 
 
-# The study's settings, with the label and the nvcc target resolved: what
-# every job measures with, what provenance hashes, what the study keeps.
-SETTINGS = dataclasses.replace(_GIVEN, **dict(zip(("label", "arch"), _label_and_arch(_GIVEN))))
+# The study's settings, with the label and the nvcc target resolved and the variants its GPU can run: what
+# every job measures with, what provenance hashes, what the study keeps. What the GPU cannot run (a registry
+# `needs` its arch lacks: mma.sync's TF32 before sm_80, wgmma and TMA off Hopper) is neither built nor run;
+# collect_results writes why (skipped.csv), and the page says so.
+_LABEL, _ARCH = _label_and_arch(_GIVEN)
+SKIPPED = {v.id: why for v in VARIANTS if (why := v.unsupported(_ARCH))}
+SETTINGS = dataclasses.replace(_GIVEN, label=_LABEL, arch=_ARCH,
+                               variants=type(_GIVEN.variants)(v for v in _GIVEN.variants if v not in SKIPPED))
 LABEL, ARCH = SETTINGS.label, SETTINGS.arch
-# What the study's GPU cannot run (a registry `needs` its arch lacks: mma.sync's TF32 before sm_80, wgmma
-# and TMA off Hopper) is neither built nor run; collect_results writes why (skipped.csv), and the page says so.
-SKIPPED = {v.id: why for v in VARIANTS if (why := v.unsupported(ARCH))}
-VARIANTS = [v for v in VARIANTS if v.id not in SKIPPED]
-SETTINGS = dataclasses.replace(SETTINGS, variants=type(SETTINGS.variants)(v.id for v in VARIANTS))
+VARIANTS = [REGISTRY[v] for v in SETTINGS.variants]
 RESULTS = f"results/{LABEL}"
 REPORT = f"reports/{LABEL}"
 REPORT_LABELS = [LABEL]   # the studies the report rules draw (render.smk: every committed one)
