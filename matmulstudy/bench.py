@@ -132,12 +132,9 @@ def _measure_gpu(variant, shape, a, b, checker, binary, harness, timing, session
         stack.callback(gpu.release, d_c)
         extra = {"device": gpu.device.name()}
         if variant.backend == "cuda":
-            func = gpu.load_function(binary, variant.kernel)
+            launch = gpu.launcher(binary, variant, M, N, K, d_a, d_b, d_c)
             grid, block = variant.grid(M, N, gpu.sm_count), variant.block
             extra.update(grid=f"{grid[0]}x{grid[1]}", block=f"{block[0]}x{block[1]}")
-
-            def launch():
-                func.prepared_call(grid, block, M, N, K, d_a, d_b, d_c)
             return _verify_then_time(gpu, launch, d_c, shape, checker, timing, extra, a.dtype)
 
         from .cublas import Cublas

@@ -119,7 +119,8 @@ def build(variant: Variant, out: Path, resources: Path, arch: str | None, log,
         report = {"variant": variant.id, "dtype": dtype, "arch": arch, "defines": variant.defines,
                   "compiler": compiler_version("nvcc"), "flags": " ".join(cmd[1:-3]),
                   "block": list(variant.block[:2]), "tile": list(variant.tile),
-                  "flop_per_byte": variant.flop_per_byte, **kernels[variant.kernel]}
+                  "flop_per_byte": variant.flop_per_byte, "dynamic_shared_bytes": variant.dynamic_shared,
+                  **kernels[variant.kernel]}
     elif variant.backend == "c":
         cmd = gcc_command(variant, out)
         run_build(cmd, log)

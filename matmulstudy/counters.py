@@ -28,6 +28,7 @@ COUNTERS = {
     "stall_dispatch": ("dispatch stall (ncu)", "dispatch", "{:.2f}", True),
     "stall_wait": ("fixed-latency wait stall (ncu)", "wait", "{:.2f}", True),
     "fma_pipe_pct": ("FMA pipe busy % (ncu)", "FMA pipe %", "{:.1f}", False),
+    "tensor_pipe_pct": ("tensor pipe busy % (ncu)", "tensor pipe %", "{:.1f}", False),
     "issue_active_pct": ("issue slots busy % (ncu)", "issue %", "{:.1f}", False),
     "l2_hit_pct": ("L2 hit rate % (ncu)", "L2 hit %", "{:.1f}", False),
     "sm_balance": ("SM balance: mean SM's active cycles over the busiest's (ncu)", "SM balance", "{:.3f}", False),

@@ -22,7 +22,7 @@ FACTS = {c: (COUNTERS[c][0], COUNTERS[c][2], COUNTERS[c][3])
          for c in ("global_ld_sectors_per_request", "bank_conflicts_per_shared_ld", "fma_per_lds", "occupancy",
                    "achieved_occupancy_pct", "dram_throughput_pct", "registers", "flop_per_byte")}
 # The tensor cores' chapter: which instructions did the arithmetic, in place of FFMA per LDS.
-TENSOR_FACTS = {c: (COUNTERS[c][0], COUNTERS[c][2], COUNTERS[c][3]) for c in ("hmma", "hgmma")}
+TENSOR_FACTS = {c: (COUNTERS[c][0], COUNTERS[c][2], COUNTERS[c][3]) for c in ("hmma", "hgmma", "tensor_pipe_pct")}
 
 
 # How busy the FMA pipe and the issue slots were: what a slower step is, not why (left out of its reasons).

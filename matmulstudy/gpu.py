@@ -86,6 +86,9 @@ class GpuSession:
             for alloc in self._allocations:
                 alloc.free()
             self._allocations.clear()
+            for module in self._modules.values():
+                if hasattr(module, "unload"):   # loaded through the driver (matmulstudy/tma.py)
+                    module.unload()
             self._modules.clear()
             if self._blas is not None:
                 self._blas.close()
@@ -143,6 +146,32 @@ class GpuSession:
         func = self._modules[path].get_function(name)
         func.prepare(arg_types)
         return func
+
+    def launcher(self, cubin_path, variant, M: int, N: int, K: int, d_a, d_b, d_c):
+        """A call that launches a cuda variant once on these buffers, as the study launches it: its grid and
+        block, its dynamic shared memory (the kernel's limit raised to it first), and the tensor maps of A
+        and B after (M, N, K, A, B, C) where the registry gives `tensor_maps` (such a kernel is launched
+        through the driver: matmulstudy/tma.py says why)."""
+        from . import tma
+        shared = variant.dynamic_shared
+        limit = self.device.get_attribute(self.cuda.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+        if shared > limit:
+            raise StudyError(f"{variant.id} asks for {shared} bytes of shared memory a block; "
+                             f"{self.device.name()} allows {limit}: change its defines")
+        grid, block = variant.grid(M, N, self.sm_count), variant.block
+        if variant.tensor_maps:
+            key = (str(cubin_path), "driver")
+            if key not in self._modules:
+                self._modules[key] = tma.DriverKernel(cubin_path, variant.kernel, shared)
+            maps = tma.map_arguments(variant.tensor_maps, M, N, K, int(d_a), int(d_b))
+            return self._modules[key].launcher(grid, block, M, N, K, int(d_a), int(d_b), int(d_c), maps)
+        func = self.load_function(cubin_path, variant.kernel)
+        if shared > 48 * 1024:
+            func.set_attribute(self.cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
+
+        def launch():
+            func.prepared_call(grid, block, M, N, K, d_a, d_b, d_c, shared_size=shared)
+        return launch
 
     def reference_blas(self):
         """A cuBLAS handle with default (native FP32/FP64) math, for the verification's reference."""

@@ -1,7 +1,12 @@
 // One launch of one kernel of a cubin, for compute-sanitizer (matmulstudy/sanitize.py).
 //
-//   launch CUBIN KERNEL M N K GRID_X GRID_Y BLOCK_X BLOCK_Y
+//   launch CUBIN KERNEL M N K GRID_X GRID_Y BLOCK_X BLOCK_Y [SHARED [A_ROWSxA_COLS B_ROWSxB_COLS]]
 //
+// SHARED: the bytes of dynamic shared memory (the kernel's limit raised to
+// them first); the two boxes: the kernel takes TMA tensor maps of A and B
+// after C, made here as matmulstudy/tma.py makes them (128-byte swizzle,
+// zeros outside the matrix; 128 zero bytes where K or N is not a multiple
+// of 4, and the kernel then loads without them).
 // A small native program rather than Python: compute-sanitizer starts it in
 // well under a second, so every tool can run on every variant and shape. It
 // calls the kernel exactly as the study does, (M, N, K, A, B, C) with A, B
@@ -13,7 +18,9 @@
 // (its message on stderr); 2: bad arguments.
 
 #include <cuda_runtime.h>
+#include <cudaTypedefs.h>   // PFN_cuTensorMapEncodeTiled: the driver's function, found through the runtime
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <vector>
 
@@ -29,12 +36,36 @@ static int fail(cudaError_t err, const char* what)
         if (err_ != cudaSuccess) return fail(err_, #call); \
     } while (0)
 
+// A row-major rows x cols float32 matrix at `base`, boxes of box_rows x box_cols; false if the driver refuses.
+static bool encode(CUtensorMap* map, const float* base, int rows, int cols, unsigned box_rows, unsigned box_cols)
+{
+    static PFN_cuTensorMapEncodeTiled_v12000 fn = nullptr;
+    cudaDriverEntryPointQueryResult found;
+    if (!fn && (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", reinterpret_cast<void**>(&fn), 12000,
+                                                 cudaEnableDefault, &found) != cudaSuccess ||
+                found != cudaDriverEntryPointSuccess))
+        return false;
+    const cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows}, strides[1] = {(cuuint64_t)cols * sizeof(float)};
+    const cuuint32_t box[2] = {box_cols, box_rows}, steps[2] = {1, 1};
+    return fn(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float*>(base), dims, strides, box, steps,
+              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
 int main(int argc, char** argv)
 {
-    if (argc != 10) {
-        std::fprintf(stderr, "usage: launch CUBIN KERNEL M N K GRID_X GRID_Y BLOCK_X BLOCK_Y\n");
+    if (argc != 10 && argc != 11 && argc != 13) {
+        std::fprintf(stderr, "usage: launch CUBIN KERNEL M N K GRID_X GRID_Y BLOCK_X BLOCK_Y "
+                             "[SHARED [A_ROWSxA_COLS B_ROWSxB_COLS]]\n");
         return 2;
     }
+    const int shared = argc > 10 ? std::atoi(argv[10]) : 0;
+    unsigned boxes[2][2] = {};
+    for (int i = 0; argc == 13 && i < 2; ++i)
+        if (std::sscanf(argv[11 + i], "%ux%u", &boxes[i][0], &boxes[i][1]) != 2) {
+            std::fprintf(stderr, "launch: a box is ROWSxCOLS, got %s\n", argv[11 + i]);
+            return 2;
+        }
     int M = std::atoi(argv[3]), N = std::atoi(argv[4]), K = std::atoi(argv[5]);
     dim3 grid(std::atoi(argv[6]), std::atoi(argv[7])), block(std::atoi(argv[8]), std::atoi(argv[9]));
     if (M < 1 || N < 1 || K < 1) {
@@ -60,8 +91,17 @@ int main(int argc, char** argv)
     CHECK(cudaMemcpy(a, host.data(), a_count * sizeof(float), cudaMemcpyHostToDevice));
     CHECK(cudaMemcpy(b, host.data(), b_count * sizeof(float), cudaMemcpyHostToDevice));
 
-    void* args[] = {&M, &N, &K, &a, &b, &c};
-    CHECK(cudaLaunchKernel((const void*)kernel, grid, block, args, 0, nullptr));
+    if (shared > 48 * 1024)
+        CHECK(cudaFuncSetAttribute((const void*)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared));
+    CUtensorMap maps[2];
+    std::memset(maps, 0, sizeof maps);
+    if (argc == 13 && K % 4 == 0 && N % 4 == 0 &&
+        !(encode(&maps[0], a, M, K, boxes[0][0], boxes[0][1]) && encode(&maps[1], b, K, N, boxes[1][0], boxes[1][1]))) {
+        std::fprintf(stderr, "launch: cuTensorMapEncodeTiled refused a map\n");
+        return 1;
+    }
+    void* args[] = {&M, &N, &K, &a, &b, &c, &maps[0], &maps[1]};
+    CHECK(cudaLaunchKernel((const void*)kernel, grid, block, args, shared, nullptr));
     CHECK(cudaGetLastError());
     CHECK(cudaDeviceSynchronize());
 

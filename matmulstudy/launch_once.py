@@ -32,8 +32,7 @@ def main(argv: list[str]) -> None:
     with GpuSession() as gpu:
         d_a, d_b, d_c = gpu.to_device(a), gpu.to_device(b), gpu.empty(M * N * 4)
         if variant.backend == "cuda":
-            func = gpu.load_function(argv[2], variant.kernel)
-            func.prepared_call(variant.grid(M, N, gpu.sm_count), variant.block, M, N, K, d_a, d_b, d_c)
+            gpu.launcher(argv[2], variant, M, N, K, d_a, d_b, d_c)()
         else:
             from .cublas import Cublas
             with Cublas(variant.precision) as blas:

@@ -39,7 +39,8 @@ GPU_BACKENDS = ("cuda", "cublas")
 BUILT_BACKENDS = ("c", "cuda")
 ROLES = ("step", "reference", "cpu_baseline")
 _KEYS = {"id", "backend", "file", "kernel", "title", "source", "defines", "block", "tile", "grid",
-         "flop_per_byte", "dtypes", "precision", "role", "chapter", "max_size", "search", "shows", "needs"}
+         "flop_per_byte", "dtypes", "precision", "role", "chapter", "max_size", "search", "shows", "needs",
+         "shared", "tensor_maps"}
 _CHAPTER_KEYS = {"id", "title", "precision"}
 PRECISIONS = ("fp32", "tf32")   # arithmetic of a float32 variant: full FP32, or TF32 tensor cores
 DTYPES = {"float32": "float", "int32": "int"}   # dtype -> the kernels' ELEM
@@ -144,6 +145,8 @@ class Variant:
     search: Search | None = None
     shows: tuple = ()   # (counter, 'lower' or 'higher'): what shows the step's change, from the step before
     needs: str | None = None   # the oldest nvcc target it builds for (sm_80), or an arch-specific one (sm_90a)
+    shared_expr: str | int | None = None   # dynamic shared memory per block, bytes (expression of the defines)
+    maps_expr: tuple = ()   # ((matrix, (box rows, box cols)), ...): TMA maps it takes after C (matmulstudy/tma.py)
 
     def unsupported(self, arch: str | None) -> str | None:
         """Why this variant cannot run in a study built for `arch` (sm_NN or sm_NNa), or None. sm_NN needs
@@ -193,6 +196,18 @@ class Variant:
     def tile(self) -> tuple[int, int]:
         rows, cols = (eval_expr(e, self.defines) for e in self.tile_expr)
         return (rows, cols)
+
+    @property
+    def dynamic_shared(self) -> int:
+        """Bytes of dynamic shared memory a block is launched with (0 unless the registry gives `shared`)."""
+        return 0 if self.shared_expr is None else int(eval_expr(self.shared_expr, self.defines))
+
+    @property
+    def tensor_maps(self) -> dict:
+        """{matrix: (box rows, box cols)} of the TMA maps the kernel takes after C, in order (A, B); {} if none."""
+        from .tma import check_box
+        return {name: check_box(name, tuple(eval_expr(e, self.defines) for e in box), f"variant {self.id}")
+                for name, box in self.maps_expr}
 
     @property
     def flop_per_byte(self) -> float | None:
@@ -276,9 +291,15 @@ def _parse_entry(i: int, raw: dict, kernels_dir: Path, chapters: dict, check_fil
                       file=path, kernel=kernel, defines=defines, block_expr=block, tile_expr=tile,
                       grid_expr=grid, ratio_expr=raw.get("flop_per_byte"), dtypes=dtypes, precision=precision,
                       role=role, chapter=chapter, max_size=max_size, search=_parse_search(raw.get("search"), defines, where),
-                      shows=_parse_shows(raw.get("shows"), role, where), needs=_parse_needs(raw.get("needs"), backend, where))
+                      shows=_parse_shows(raw.get("shows"), role, where), needs=_parse_needs(raw.get("needs"), backend, where),
+                      shared_expr=raw.get("shared"), maps_expr=_parse_tensor_maps(raw.get("tensor_maps"), backend, where))
+    if variant.shared_expr is not None and backend != "cuda":
+        raise StudyError(f"{where}: shared (dynamic shared memory bytes) is for cuda kernels")
     if backend == "cuda":
         variant.flop_per_byte  # evaluates, or says what is wrong
+        if variant.dynamic_shared < 0:
+            raise StudyError(f"{where}: shared gives {variant.dynamic_shared} bytes; it must be >= 0")
+        variant.tensor_maps  # boxes the copy engine takes, or says what is wrong
         bx, by, _ = variant.block
         rows, cols = variant.tile
         if min(bx, by, rows, cols) < 1 or bx * by > 1024:
@@ -295,6 +316,16 @@ def _parse_needs(raw, backend: str, where: str) -> str | None:
     if backend != "cuda" or not re.fullmatch(r"sm_\d{2,3}a?", str(raw)):
         raise StudyError(f"{where}: needs is an nvcc target such as sm_80 or sm_90a, on a cuda kernel; got {raw!r}")
     return str(raw)
+
+
+def _parse_tensor_maps(raw, backend: str, where: str) -> tuple:
+    """tensor_maps: {A: [rows, cols], B: [rows, cols]}, the boxes of the two TMA maps a cuda kernel takes."""
+    if raw is None:
+        return ()
+    if (backend != "cuda" or not isinstance(raw, dict) or set(raw) != {"A", "B"}
+            or not all(isinstance(box, list) and len(box) == 2 for box in raw.values())):
+        raise StudyError(f"{where}: tensor_maps is {{A: [rows, cols], B: [rows, cols]}}, on a cuda kernel")
+    return tuple((name, tuple(raw[name])) for name in ("A", "B"))
 
 
 def _parse_shows(raw, role: str, where: str) -> tuple:

@@ -195,7 +195,7 @@ def hardware_table(resource_paths: list, sass_paths: list, ncu_paths: list, gpu:
             continue
         threads = math.prod(r["block"]) if "block" in r else None
         if gpu and threads:
-            r.update(occupancy(threads, r["registers"], r["shared_bytes"], gpu))
+            r.update(occupancy(threads, r["registers"], r["shared_bytes"] + r.get("dynamic_shared_bytes", 0), gpu))
         r["threads_per_block"] = threads
         r["defines"] = " ".join(f"-D{k}={v}" for k, v in r.get("defines", {}).items())
         for key in ("block", "tile"):

@@ -54,8 +54,10 @@ def build_launcher(out: Path, log) -> None:
 def command(tool: str, launcher, cubin, variant: Variant, shape: Shape, exe: str | None = None,
             sms: int | None = None) -> list[str]:
     grid, block = variant.grid(shape.M, shape.N, sms), variant.block
+    boxes = [f"{rows}x{cols}" for rows, cols in variant.tensor_maps.values()]
+    extra = [str(variant.dynamic_shared), *boxes] if variant.dynamic_shared or boxes else []
     return [exe or sanitizer_exe(), "--tool", tool, "--print-limit", "20", str(launcher), str(cubin),
-            variant.kernel, *map(str, shape), str(grid[0]), str(grid[1]), str(block[0]), str(block[1])]
+            variant.kernel, *map(str, shape), str(grid[0]), str(grid[1]), str(block[0]), str(block[1]), *extra]
 
 
 _ERRORS = re.compile(r"ERROR SUMMARY: (\d+) errors?")

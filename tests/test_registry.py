@@ -66,6 +66,11 @@ def test_roles_name_the_references_and_the_cpu_baselines(registry):
     ({"defines": {False: 1}}, "is not a C identifier"),
     ({"grid": ["sms"]}, r"'grid' is \[x, y\]"),
     ({"grid": ["sms - 1", 1]}, "gives no block"),
+    ({"shared": "BLOCK_X - 100000"}, "it must be >= 0"),
+    ({"tensor_maps": {"A": [128, 32]}}, r"tensor_maps is \{A: \[rows, cols\], B: \[rows, cols\]\}"),
+    ({"tensor_maps": {"A": [128, 64], "B": [32, 32]}}, "box 128x64 is not one the copy engine takes"),
+    ({"tensor_maps": {"A": [512, 32], "B": [32, 32]}}, "box 512x32 is not one the copy engine takes"),
+    ({"tensor_maps": {"A": [128, 6], "B": [32, 32]}}, "box 128x6 is not one the copy engine takes"),
 ])
 def test_a_bad_entry_is_named(registry, change, message):
     raw = {**registry.raw, "variants": [dict(registry.raw_entry(registry.steps()[0].id), **change)]}

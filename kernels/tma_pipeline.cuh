@@ -1,0 +1,224 @@
+// The producer and consumer halves of the TMA + wgmma steps (19 and later; a
+// change here rebuilds them all). Step 19's header explains the design; this
+// file holds its mechanics, so that a later step shows as the one switch it
+// turns (step 20: Consumer::multiply<true>).
+//
+// A ring of STAGES shared-memory stages, each one K-slice of the block's
+// tile: A's BM x BK box (the wgmma's shared-memory operand) and BN / 32 boxes
+// of B, BK x 32 each (read into registers as B^T's fragments). Stage s is
+// handed over on two mbarriers: full[s] (the producer's bytes, or its
+// threads, have arrived) and empty[s] (every consumer warp is done with it).
+// The ring's position is a count of slices, so a phase's parity is
+// (count / STAGES) % 2 on both sides.
+
+#pragma once
+
+#include "hopper.cuh"
+
+#if !defined(BM) || !defined(BN) || !defined(BK) || !defined(STAGES)
+#error "BM, BN, BK and STAGES come from kernels/registry.yaml as -D defines"
+#endif
+
+constexpr int CONSUMERS = BN / 64, THREADS = 128 * (1 + CONSUMERS);
+constexpr int A_BYTES = BM * BK * 4, B_BOX_BYTES = BK * 32 * 4, STAGE_BYTES = A_BYTES + (BN / 32) * B_BOX_BYTES;
+// setmaxnreg moves registers between the warpgroups within what the block was launched with (the kernel's
+// cap, 65,536 / THREADS rounded down to 8, times THREADS): the producer's loops fit in 72 (its fallback loads
+// spill in fewer), and the consumers take the rest.
+constexpr int PRODUCER_REGISTERS = 72, CONSUMER_REGISTERS = 216;
+static_assert(128 * PRODUCER_REGISTERS + 128 * CONSUMERS * CONSUMER_REGISTERS <= 65536 / THREADS / 8 * 8 * THREADS,
+              "the warpgroups' registers after setmaxnreg must fit in the block's");
+static_assert(BM == 256 && BK == 32, "wgmma m64n256k8 over a 128-byte swizzle row of A: BM = 256, BK = 32");
+static_assert(BN % 64 == 0 && CONSUMERS >= 1 && CONSUMERS <= 2, "BN: 64 columns per consumer warpgroup, 1 or 2");
+
+// Byte offsets inside a stage, as the copy engine writes them (128-byte swizzle, see hopper.cuh).
+__device__ __forceinline__ int a_offset(int m, int k)   // A(row0 + m, k0 + k): one box, rows of 32 k
+{
+    return m * 128 + (((k / 4) ^ (m % 8)) << 4) + (k % 4) * 4;
+}
+
+__device__ __forceinline__ int b_offset(int k, int n)   // B(k0 + k, col0 + n): boxes of 32 columns
+{
+    return A_BYTES + (n / 32) * B_BOX_BYTES + k * 128 + ((((n % 32) / 4) ^ (k % 8)) << 4) + (n % 4) * 4;
+}
+
+__device__ __forceinline__ unsigned tf32_bits(float x)
+{
+    unsigned r;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+    return r;
+}
+
+// The copy engine can read A and B where their rows start on 16 bytes (matmulstudy/tma.py passes tensor maps
+// on the same rule, and zeros elsewhere).
+__device__ __forceinline__ bool maps_usable(int N, int K, const float* A, const float* B)
+{
+    return K % 4 == 0 && N % 4 == 0 && reinterpret_cast<uintptr_t>(A) % 16 == 0 &&
+           reinterpret_cast<uintptr_t>(B) % 16 == 0;
+}
+
+struct Ring {
+    unsigned char* stages;   // STAGES x STAGE_BYTES, 1024-byte aligned
+    uint64_t* full;
+    uint64_t* empty;
+
+    __device__ unsigned char* stage(int count) const { return stages + (count % STAGES) * STAGE_BYTES; }
+
+    // Thread 0, before the block's barrier: the copy engine's bytes (one arrival), or every producer thread.
+    __device__ void init(bool tma) const
+    {
+        for (int s = 0; s < STAGES; ++s) {
+            mbarrier_init(&full[s], tma ? 1 : 128);
+            mbarrier_init(&empty[s], 4 * CONSUMERS);   // one arrival per consumer warp
+        }
+        mbarrier_init_fence();
+    }
+};
+
+// The producer warpgroup (tid 0..127): every K-slice of the tile at (row0, col0) into the ring, from slice
+// number `count` of the ring on. With tensor maps one thread asks the copy engine for each slice (zeros
+// outside the matrices); without, all 128 threads load it element by element, with the same zeros, into the
+// same swizzled layout, fence (the tensor cores read what ordinary stores wrote) and arrive.
+__device__ __forceinline__ void produce_tile(const Ring& ring, int& count, int row0, int col0, int M, int N, int K,
+                                             const float* __restrict__ A, const float* __restrict__ B,
+                                             const CUtensorMap* map_a, const CUtensorMap* map_b, bool tma, int tid)
+{
+    for (int k0 = 0; k0 < K; k0 += BK, ++count) {
+        const int s = count % STAGES;
+        unsigned char* tile = ring.stage(count);
+        if (tma) {
+            if (tid == 0) {
+                mbarrier_wait(&ring.empty[s], (count / STAGES + 1) % 2);
+                mbarrier_arrive_expect_bytes(&ring.full[s], STAGE_BYTES);
+                tma_load_2d(tile, map_a, k0, row0, &ring.full[s]);
+                for (int j = 0; j < BN / 32; ++j)
+                    tma_load_2d(tile + A_BYTES + j * B_BOX_BYTES, map_b, col0 + 32 * j, k0, &ring.full[s]);
+            }
+            continue;
+        }
+        mbarrier_wait(&ring.empty[s], (count / STAGES + 1) % 2);
+#pragma unroll 4
+        for (int e = tid; e < BM * BK; e += 128) {
+            const int m = e / BK, k = e % BK;
+            const float v = row0 + m < M && k0 + k < K ? A[(size_t)(row0 + m) * K + k0 + k] : 0.0f;
+            *reinterpret_cast<float*>(tile + a_offset(m, k)) = v;
+        }
+#pragma unroll 4
+        for (int e = tid; e < BK * BN; e += 128) {
+            const int k = e / BN, n = e % BN;
+            const float v = k0 + k < K && col0 + n < N ? B[(size_t)(k0 + k) * N + col0 + n] : 0.0f;
+            *reinterpret_cast<float*>(tile + b_offset(k, n)) = v;
+        }
+        fence_proxy_async();
+        mbarrier_arrive(&ring.full[s]);
+    }
+}
+
+// A consumer warpgroup's lane: which of the tile's columns its fragment rows g and g + 8 are (step 19's
+// "Bank conflicts"), and the tile's 64 x 256 transposed product it accumulates.
+struct Consumer {
+    int n_lo, n_hi, t, lane;
+
+    __device__ Consumer(int warpgroup, int tid)
+    {
+        const int warp = tid / 32, g = tid % 32 / 4;
+        lane = tid % 32;
+        t = lane % 4;
+        n_lo = 64 * (warpgroup - 1) + 32 * (warp / 2) + 8 * (warp % 2) + g % 4 + 16 * (g / 4);
+        n_hi = n_lo + 4;
+    }
+
+    // B^T's fragments of slice number `count` of the ring, rounded to TF32, once its stage is full.
+    __device__ __forceinline__ void fetch(const Ring& ring, int count, unsigned (&a)[BK / 8][4]) const
+    {
+        const unsigned char* tile = ring.stage(count);
+        mbarrier_wait(&ring.full[count % STAGES], (count / STAGES) % 2);
+#pragma unroll
+        for (int kk = 0; kk < BK / 8; ++kk) {
+            const int k = 8 * kk + t;
+            a[kk][0] = tf32_bits(*reinterpret_cast<const float*>(tile + b_offset(k, n_lo)));
+            a[kk][1] = tf32_bits(*reinterpret_cast<const float*>(tile + b_offset(k, n_hi)));
+            a[kk][2] = tf32_bits(*reinterpret_cast<const float*>(tile + b_offset(k + 4, n_lo)));
+            a[kk][3] = tf32_bits(*reinterpret_cast<const float*>(tile + b_offset(k + 4, n_hi)));
+        }
+    }
+
+    // One slice: its four wgmma on the fragments `now`; with Prefetch (step 20), the next slice's fragments
+    // read into `next` while they run; then wait for them and give the stage back.
+    template <bool Prefetch>
+    __device__ __forceinline__ void step(const Ring& ring, int count, bool more, float (&d)[128],
+                                         const unsigned (&now)[BK / 8][4], unsigned (&next)[BK / 8][4]) const
+    {
+        const unsigned char* tile = ring.stage(count);
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < BK / 8; ++kk)
+            wgmma_m64n256k8_tf32(d, now[kk], descriptor_sw128(tile + kk * 32));
+        wgmma_commit();
+        if (Prefetch && more)
+            fetch(ring, count + 1, next);
+        wgmma_wait<0>();
+        if (lane == 0)
+            mbarrier_arrive(&ring.empty[count % STAGES]);
+    }
+
+    // Every K-slice of one tile, from slice number `count` of the ring on. Step 19 (Prefetch false): per
+    // slice, read the fragments, multiply, wait; the warpgroup's own wgmma never overlap its loads, and the
+    // other consumer warpgroup's wgmma have to fill the gap. Step 20 (Prefetch true): the fragments of slice
+    // s + 1 are read while slice s's wgmma run, into a second set of registers (two sets with compile-time
+    // names, the loop unrolled by two: an array indexed at run time would go to local memory).
+    template <bool Prefetch>
+    __device__ __forceinline__ void multiply(const Ring& ring, int& count, int K, float (&d)[128]) const
+    {
+#pragma unroll
+        for (int i = 0; i < 128; ++i)
+            d[i] = 0.0f;
+        const int slices = (K + BK - 1) / BK;
+        unsigned even[BK / 8][4], odd[BK / 8][4];
+        if (!Prefetch) {
+            for (int s = 0; s < slices; ++s, ++count) {
+                fetch(ring, count, even);
+                step<false>(ring, count, false, d, even, odd);
+            }
+            return;
+        }
+        fetch(ring, count, even);
+        for (int s = 0; s < slices; s += 2) {
+            step<true>(ring, count++, s + 1 < slices, d, even, odd);
+            if (s + 1 < slices)
+                step<true>(ring, count++, s + 2 < slices, d, odd, even);
+        }
+    }
+
+    // d[4i + h] is D(row g or g + 8, column 8i + 2t + h % 2) = C(row0 + 8i + 2t + h % 2, col0 + n_lo or n_hi).
+    __device__ __forceinline__ void store(const float (&d)[128], float* __restrict__ C, int M, int N, int row0,
+                                          int col0) const
+    {
+#pragma unroll
+        for (int i = 0; i < BM / 8; ++i)
+#pragma unroll
+            for (int h = 0; h < 4; ++h) {
+                const int r = row0 + 8 * i + 2 * t + h % 2, c = col0 + (h < 2 ? n_lo : n_hi);
+                if (r < M && c < N)
+                    C[(size_t)r * N + c] = d[4 * i + h];
+            }
+    }
+};
+
+// The ring in the block's dynamic shared memory (STAGES x STAGE_BYTES plus 1 KB to align it: the registry's
+// `shared`), its barriers in static shared memory. A view of it is cheap to make: each role makes its own
+// after setmaxnreg (ptxas spills values kept across it).
+extern __shared__ unsigned char ring_memory[];
+__shared__ uint64_t ring_full[STAGES], ring_empty[STAGES];
+
+__device__ __forceinline__ Ring the_ring()
+{
+    return Ring{ring_memory + (1024 - smem_address(ring_memory) % 1024) % 1024, ring_full, ring_empty};
+}
+
+// Thread 0 initialises the barriers, then the whole block waits for it.
+__device__ __forceinline__ void setup_ring(bool tma)
+{
+    if (threadIdx.x == 0)
+        the_ring().init(tma);
+    __syncthreads();
+}

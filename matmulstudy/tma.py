@@ -1,0 +1,161 @@
+"""Tensor maps for the copy engine (TMA), and the parameters of a kernel that takes them.
+
+A kernel of the registry with `tensor_maps: {A: [rows, cols], B: [rows,
+cols]}` takes, after the study's (M, N, K, A, B, C), one CUtensorMap per
+matrix, by value (`const __grid_constant__ CUtensorMap`): 128 bytes made on
+the host by the driver's cuTensorMapEncodeTiled, which describe the
+row-major float32 matrix in global memory and the box (rows x cols
+elements) one copy brings into shared memory, with the 128-byte swizzle.
+PyCUDA does not wrap that function; it is called here in the driver itself
+(libcuda, through ctypes), as the CUDA programming guide's TMA section does
+through the runtime's entry-point query.
+
+Such a kernel is also launched through the driver here (DriverKernel), in
+the session's context, on the same default stream: PyCUDA's prepared_call
+hands the driver the parameters as one packed buffer (cuLaunchKernel's
+`extra`), and the driver refuses that buffer for these 384 bytes of
+parameters with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (measured on the H100,
+CUDA 13 driver), while the same launch with one pointer per parameter
+(`kernelParams`, as the runtime's cudaLaunchKernel does) runs.
+
+The copy engine needs every row of a matrix to start on 16 bytes: a row
+stride that is a multiple of 16 bytes (its columns a multiple of 4) and a
+16-byte-aligned base. Where that does not hold (K or N odd, say), no map can
+describe the matrix; the host passes 128 zero bytes, and the kernel, which
+applies the same rule to its own arguments (`plan` here, the `tma` flag in
+kernels/19_gpu_wgmma_tma.cu), loads those slices itself.
+
+Everything but `encode` runs without a GPU (tests/test_tma.py).
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+
+from .errors import StudyError
+
+MAP_BYTES = 128          # sizeof(CUtensorMap)
+MAP_ALIGN = 128          # alignof(CUtensorMap) in CUDA 13's cuda.h (kernels/hopper.cuh asserts both)
+ELEMENT_BYTES = 4        # float32
+SWIZZLE_BYTES = 128      # CU_TENSOR_MAP_SWIZZLE_128B: a box row of at most 128 bytes
+MAX_BOX = 256            # a box spans at most 256 elements in each dimension
+
+# cuda.h's enumerators (CUDA 12 and 13)
+_FLOAT32, _INTERLEAVE_NONE, _SWIZZLE_128B, _L2_PROMOTION_256B, _OOB_FILL_ZEROS = 7, 0, 3, 3, 0
+
+
+def check_box(name: str, box, where: str) -> tuple[int, int]:
+    """A box (rows, cols) that a 128-byte-swizzled float32 tensor map accepts, or a StudyError saying why not."""
+    rows, cols = box
+    if not (1 <= rows <= MAX_BOX and 1 <= cols and cols * ELEMENT_BYTES <= SWIZZLE_BYTES
+            and cols * ELEMENT_BYTES % 16 == 0):
+        raise StudyError(f"{where}: tensor_maps {name} box {rows}x{cols} is not one the copy engine takes with the "
+                         f"128-byte swizzle: rows 1..{MAX_BOX}, cols a multiple of 4 up to "
+                         f"{SWIZZLE_BYTES // ELEMENT_BYTES} (float32)")
+    return rows, cols
+
+
+@dataclass(frozen=True)
+class MapPlan:
+    """What cuTensorMapEncodeTiled is given for one row-major rows x cols float32 matrix."""
+    dims: tuple          # (cols, rows): innermost first
+    row_bytes: int       # the stride between rows
+    box: tuple           # (box cols, box rows): innermost first
+
+
+def usable(rows: int, cols: int, address: int) -> bool:
+    """Whether the copy engine can describe this matrix: its rows start on 16 bytes."""
+    return cols * ELEMENT_BYTES % 16 == 0 and address % 16 == 0 and rows <= 2**32 and cols <= 2**32
+
+
+def plan(boxes: dict, M: int, N: int, K: int, a_address: int, b_address: int) -> dict | None:
+    """The maps of A (M x K) and B (K x N) for boxes {A: (rows, cols), B: (rows, cols)}, or None where
+    either matrix's rows do not start on 16 bytes (then the kernel loads without them; the kernel's rule is
+    the same: K % 4 == 0 and N % 4 == 0, A and B 16-byte aligned)."""
+    if not (usable(M, K, a_address) and usable(K, N, b_address)):
+        return None
+    return {"A": MapPlan((K, M), K * ELEMENT_BYTES, tuple(reversed(boxes["A"]))),
+            "B": MapPlan((N, K), N * ELEMENT_BYTES, tuple(reversed(boxes["B"])))}
+
+
+_driver = None
+
+
+def _library():
+    """libcuda, the driver PyCUDA also runs on (its functions return a CUresult, 0 for success)."""
+    global _driver
+    if _driver is None:
+        try:
+            _driver = ctypes.CDLL("libcuda.so.1")
+        except OSError as err:
+            raise StudyError(f"cannot make tensor maps: the CUDA driver library is not loadable ({err}); "
+                             "the TMA steps need an NVIDIA driver (R525 or newer)") from None
+    return _driver
+
+
+def _encode_function():
+    fn = _library().cuTensorMapEncodeTiled
+    fn.restype = ctypes.c_int
+    return fn
+
+
+def encode(p: MapPlan, address: int) -> bytes:
+    """The 128-byte CUtensorMap of plan p for the matrix at device address `address` (driver call)."""
+    u64, u32 = ctypes.c_uint64, ctypes.c_uint32
+    out = (ctypes.c_ubyte * (MAP_BYTES + MAP_ALIGN))()   # room to align it to 128 bytes
+    start = -ctypes.addressof(out) % MAP_ALIGN
+    status = _encode_function()(
+        ctypes.c_void_p(ctypes.addressof(out) + start), _FLOAT32, u32(2), ctypes.c_void_p(address),
+        (u64 * 2)(*p.dims), (u64 * 1)(p.row_bytes), (u32 * 2)(*p.box), (u32 * 2)(1, 1),
+        _INTERLEAVE_NONE, _SWIZZLE_128B, _L2_PROMOTION_256B, _OOB_FILL_ZEROS)
+    if status != 0:
+        raise StudyError(f"cuTensorMapEncodeTiled failed with CUresult {status} for a {p.dims[1]}x{p.dims[0]} "
+                         f"matrix, box {p.box[1]}x{p.box[0]}")
+    return bytes(out[start:start + MAP_BYTES])
+
+
+def map_arguments(boxes: dict, M: int, N: int, K: int, a_address: int, b_address: int) -> list[bytes]:
+    """The maps of A and B as kernel arguments: encoded, or zeros where the kernel is to load without them."""
+    plans = plan(boxes, M, N, K, a_address, b_address)
+    if plans is None:
+        return [bytes(MAP_BYTES)] * 2
+    return [encode(plans["A"], a_address), encode(plans["B"], b_address)]
+
+
+class DriverKernel:
+    """A kernel loaded and launched through the driver (libcuda), one pointer per parameter (see above)."""
+
+    def __init__(self, cubin_path, name: str, dynamic_shared: int):
+        self._cuda = _library()
+        self.module, self.function = ctypes.c_void_p(), ctypes.c_void_p()
+        _check(self._cuda.cuModuleLoad(ctypes.byref(self.module), str(cubin_path).encode()), f"loading {cubin_path}")
+        _check(self._cuda.cuModuleGetFunction(ctypes.byref(self.function), self.module, name.encode()),
+               f"finding {name} in {cubin_path}")
+        self.shared = dynamic_shared
+        _check(self._cuda.cuFuncSetAttribute(self.function, _MAX_DYNAMIC_SHARED, dynamic_shared),
+               f"raising {name}'s shared memory limit to {dynamic_shared} bytes")
+
+    def launcher(self, grid, block, M: int, N: int, K: int, a: int, b: int, c: int, maps: list[bytes]):
+        """A call that launches it once with (M, N, K, A, B, C, maps...) on the default stream."""
+        values = [ctypes.c_int(M), ctypes.c_int(N), ctypes.c_int(K),
+                  ctypes.c_uint64(a), ctypes.c_uint64(b), ctypes.c_uint64(c)]
+        values += [ctypes.create_string_buffer(m, MAP_BYTES) for m in maps]   # the driver copies each by value
+        params = (ctypes.c_void_p * len(values))(*[ctypes.addressof(v) for v in values])
+        launch = self._cuda.cuLaunchKernel
+
+        def run():
+            _check(launch(self.function, *grid, *block, self.shared, None, params, None), "launching the kernel")
+        run.keep = values   # alive as long as the call
+        return run
+
+    def unload(self) -> None:
+        self._cuda.cuModuleUnload(self.module)
+
+
+_MAX_DYNAMIC_SHARED = 8   # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+
+
+def _check(status: int, what: str) -> None:
+    if status != 0:
+        raise StudyError(f"CUDA driver error {status} {what}")
