@@ -37,8 +37,10 @@ IQR = ("pi", 50)   # seaborn: the middle 50% of the samples
 BASELINE_COLOURS = {("c", "fp32"): "#b8860b", ("numpy", "fp32"): "#666666", ("cublas", "fp32"): "black",
                     ("cublas", "tf32"): "#4b0082"}
 # one qualitative palette per chapter, in the registry's order of chapters: the seeds' steps take
-# tab10 without its grey (the baselines use grey), the next chapters others with distinct hues
+# tab10 without its grey (the baselines use grey), the next chapters others with distinct hues; Set1
+# without its red (red marks a slower step's label and a failure)
 CHAPTER_PALETTES = ("tab10", "Dark2", "Set1", "Set2")
+_LEFT_OUT = {("tab10", 7), ("Set1", 0)}
 
 
 def palette(registry: Registry) -> dict[str, tuple]:
@@ -53,7 +55,7 @@ def palette(registry: Registry) -> dict[str, tuple]:
     for i, chapter in enumerate(registry.chapters):
         steps = registry.steps(chapter)
         name = CHAPTER_PALETTES[i % len(CHAPTER_PALETTES)]
-        colours = [c for j, c in enumerate(sns.color_palette(name)) if not (name == "tab10" and j == 7)]
+        colours = [c for j, c in enumerate(sns.color_palette(name)) if (name, j) not in _LEFT_OUT]
         if len(steps) > len(colours):
             colours = sns.color_palette("husl", len(steps))
         out.update({v.title: colours[j] for j, v in enumerate(steps)})
