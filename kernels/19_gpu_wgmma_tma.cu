@@ -67,25 +67,12 @@
 // warpgroup), BK (32: one 128-byte swizzle row of A), STAGES.
 // Needs sm_90a (wgmma, setmaxnreg): `needs: sm_90a` in the registry.
 
-#include "tma_pipeline.cuh"   // the ring of stages, produce_tile, Consumer (and hopper.cuh's primitives)
+#include "tma_pipeline.cuh"   // the ring of stages, produce_tile, Consumer, multiply_tile (and hopper.cuh)
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 gpu_wgmma_tma(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,
               float* __restrict__ C, const __grid_constant__ CUtensorMap map_a,
               const __grid_constant__ CUtensorMap map_b)
 {
-    setup_ring(maps_usable(N, K, A, B));
-    const int warpgroup = threadIdx.x / 128;
-    int count = 0;   // slices through the ring so far
-    if (warpgroup == 0) {   // the producer
-        registers_release<PRODUCER_REGISTERS>();
-        produce_tile(the_ring(), count, blockIdx.y * BM, blockIdx.x * BN, M, N, K, A, B, &map_a, &map_b,
-                     maps_usable(N, K, A, B), threadIdx.x);
-        return;
-    }
-    registers_claim<CONSUMER_REGISTERS>();   // a consumer: 64 columns of the tile by its 256 rows
-    const Consumer me(warpgroup, threadIdx.x % 128);
-    float d[128];
-    me.multiply<false>(the_ring(), count, K, d);
-    me.store(d, C, M, N, blockIdx.y * BM, blockIdx.x * BN);
+    multiply_tile<false>(M, N, K, A, B, C, &map_a, &map_b);   // the roles above (tma_pipeline.cuh)
 }

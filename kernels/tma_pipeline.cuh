@@ -1,7 +1,7 @@
 // The producer and consumer halves of the TMA + wgmma steps (19 and later; a
 // change here rebuilds them all). Step 19's header explains the design; this
 // file holds its mechanics, so that a later step shows as the one switch it
-// turns (step 20: Consumer::multiply<true>).
+// turns (step 20: multiply_tile<true>).
 //
 // A ring of STAGES shared-memory stages, each one K-slice of the block's
 // tile: A's BM x BK box (the wgmma's shared-memory operand) and BN / 32 boxes
@@ -221,4 +221,27 @@ __device__ __forceinline__ void setup_ring(bool tma)
     if (threadIdx.x == 0)
         the_ring().init(tma);
     __syncthreads();
+}
+
+// One block, one tile (steps 19 and 20): warpgroup 0 produces, the others consume and store. Each role's
+// values are computed after its setmaxnreg.
+template <bool Prefetch>
+__device__ __forceinline__ void multiply_tile(int M, int N, int K, const float* __restrict__ A,
+                                              const float* __restrict__ B, float* __restrict__ C,
+                                              const CUtensorMap* map_a, const CUtensorMap* map_b)
+{
+    setup_ring(maps_usable(N, K, A, B));
+    const int warpgroup = threadIdx.x / 128;
+    int count = 0;   // slices through the ring so far
+    if (warpgroup == 0) {   // the producer
+        registers_release<PRODUCER_REGISTERS>();
+        produce_tile(the_ring(), count, blockIdx.y * BM, blockIdx.x * BN, M, N, K, A, B, map_a, map_b,
+                     maps_usable(N, K, A, B), threadIdx.x);
+        return;
+    }
+    registers_claim<CONSUMER_REGISTERS>();   // a consumer: 64 columns of the tile by its 256 rows
+    const Consumer me(warpgroup, threadIdx.x % 128);
+    float d[128];
+    me.multiply<Prefetch>(the_ring(), count, K, d);
+    me.store(d, C, M, N, blockIdx.y * BM, blockIdx.x * BN);
 }
