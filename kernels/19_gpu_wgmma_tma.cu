@@ -9,8 +9,8 @@
 // SM90 documentation and its warp-specialized TMA mainloops, in particular
 // the one with A from registers ("RS"), which is how CUTLASS multiplies TF32
 // operands that are not K-major. The primitives are in hopper.cuh, the
-// producer's and consumers' loops in tma_pipeline.cuh (step 20
-// reuses them and changes only which tiles a block takes).
+// producer's and consumers' loops in tma_pipeline.cuh (steps 20 and 21
+// reuse them and change how the tile is stored and the consumers' order).
 //
 // What changes from step 18: everything that fed the tensor cores.
 // - Loads: one thread asks the copy engine for a whole slice (a 256 x 32 box
@@ -24,7 +24,7 @@
 //   warpgroup (step 18's mma.sync is 16 x 8 x 8 per warp), asynchronous:
 //   issued, committed, waited for. Here a warpgroup reads a slice's
 //   fragments, issues its four wgmma and waits for them; while it waits, the
-//   other consumer warpgroup's wgmma run (step 20 overlaps its own too).
+//   other consumer warpgroup's wgmma run (step 21 overlaps its own too).
 // - Roles: warpgroup 0 produces (and gives its registers back with
 //   setmaxnreg), warpgroups 1 and 2 consume (and take them: 128 FP32
 //   accumulators each).
@@ -74,5 +74,5 @@ gpu_wgmma_tma(int M, int N, int K, const float* __restrict__ A, const float* __r
               float* __restrict__ C, const __grid_constant__ CUtensorMap map_a,
               const __grid_constant__ CUtensorMap map_b)
 {
-    multiply_tile<false>(M, N, K, A, B, C, &map_a, &map_b);   // the roles above (tma_pipeline.cuh)
+    multiply_tile<Overlap::none>(M, N, K, A, B, C, &map_a, &map_b);   // the roles above (tma_pipeline.cuh)
 }

@@ -88,6 +88,29 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, i
                  : "memory");
 }
 
+// The other way (step 20): the box of `map` at (column x, row y) from shared memory at src (laid out as a
+// load of that box would write it) to global memory; what lies outside the matrix is not written. Its reads
+// of shared memory are tracked as a bulk group of the issuing thread: commit, then wait until they are done
+// before that memory is reused or the block ends.
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, int x, int y, const void* src)
+{
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];"
+                 ::"l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(smem_address(src))
+                 : "memory");
+}
+
+__device__ __forceinline__ void tma_store_commit_and_wait()
+{
+    asm volatile("cp.async.bulk.commit_group;\n\tcp.async.bulk.wait_group.read 0;" ::: "memory");
+}
+
+// A barrier for `threads` threads (a multiple of 32) of the block, on hardware barrier `id` (1 to 15; 0 is
+// __syncthreads'): the consumer warpgroups meet on it without the producer.
+__device__ __forceinline__ void named_barrier(unsigned id, unsigned threads)
+{
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
 // Shared memory written by ordinary stores, then read by the tensor cores (the async proxy): each writing
 // thread fences before it signals the readers.
 __device__ __forceinline__ void fence_proxy_async()

@@ -1,7 +1,7 @@
 // The producer and consumer halves of the TMA + wgmma steps (19 and later; a
 // change here rebuilds them all). Step 19's header explains the design; this
 // file holds its mechanics, so that a later step shows as the one switch it
-// turns (step 20: multiply_tile<true>).
+// turns (multiply_tile's Order and TmaStore).
 //
 // A ring of STAGES shared-memory stages, each one K-slice of the block's
 // tile: A's BM x BK box (the wgmma's shared-memory operand) and BN / 32 boxes
@@ -41,6 +41,11 @@ __device__ __forceinline__ int b_offset(int k, int n)   // B(k0 + k, col0 + n): 
     return A_BYTES + (n / 32) * B_BOX_BYTES + k * 128 + ((((n % 32) / 4) ^ (k % 8)) << 4) + (n % 4) * 4;
 }
 
+__device__ __forceinline__ int c_offset(int m, int n)   // C(row0 + m, col0 + n), step 20: boxes of 32 columns
+{
+    return (n / 32) * BM * 128 + m * 128 + ((((n % 32) / 4) ^ (m % 8)) << 4) + (n % 4) * 4;
+}
+
 __device__ __forceinline__ unsigned tf32_bits(float x)
 {
     unsigned r;
@@ -54,6 +59,12 @@ __device__ __forceinline__ bool maps_usable(int N, int K, const float* A, const 
 {
     return K % 4 == 0 && N % 4 == 0 && reinterpret_cast<uintptr_t>(A) % 16 == 0 &&
            reinterpret_cast<uintptr_t>(B) % 16 == 0;
+}
+
+// The copy engine can write C where its rows start on 16 bytes (step 20; the host's rule too).
+__device__ __forceinline__ bool store_map_usable(int N, const float* C)
+{
+    return N % 4 == 0 && reinterpret_cast<uintptr_t>(C) % 16 == 0;
 }
 
 struct Ring {
@@ -113,6 +124,9 @@ __device__ __forceinline__ void produce_tile(const Ring& ring, int& count, int r
     }
 }
 
+// How a consumer warpgroup orders a slice's loads, wgmma and waits (Consumer::multiply).
+enum class Overlap { none, groups };
+
 // A consumer warpgroup's lane: which of the tile's columns its fragment rows g and g + 8 are (step 19's
 // "Bank conflicts"), and the tile's 64 x 256 transposed product it accumulates.
 struct Consumer {
@@ -142,11 +156,9 @@ struct Consumer {
         }
     }
 
-    // One slice: its four wgmma on the fragments `now`; with Prefetch (step 20), the next slice's fragments
-    // read into `next` while they run; then wait for them and give the stage back.
-    template <bool Prefetch>
-    __device__ __forceinline__ void step(const Ring& ring, int count, bool more, float (&d)[128],
-                                         const unsigned (&now)[BK / 8][4], unsigned (&next)[BK / 8][4]) const
+    // A slice's four wgmma on the fragments `now`, committed as one group.
+    __device__ __forceinline__ void issue(const Ring& ring, int count, float (&d)[128],
+                                          const unsigned (&now)[BK / 8][4]) const
     {
         const unsigned char* tile = ring.stage(count);
         wgmma_fence();
@@ -154,19 +166,24 @@ struct Consumer {
         for (int kk = 0; kk < BK / 8; ++kk)
             wgmma_m64n256k8_tf32(d, now[kk], descriptor_sw128(tile + kk * 32));
         wgmma_commit();
-        if (Prefetch && more)
-            fetch(ring, count + 1, next);
-        wgmma_wait<0>();
+    }
+
+    __device__ __forceinline__ void release(const Ring& ring, int count) const
+    {
         if (lane == 0)
             mbarrier_arrive(&ring.empty[count % STAGES]);
     }
 
-    // Every K-slice of one tile, from slice number `count` of the ring on. Step 19 (Prefetch false): per
-    // slice, read the fragments, multiply, wait; the warpgroup's own wgmma never overlap its loads, and the
-    // other consumer warpgroup's wgmma have to fill the gap. Step 20 (Prefetch true): the fragments of slice
-    // s + 1 are read while slice s's wgmma run, into a second set of registers (two sets with compile-time
-    // names, the loop unrolled by two: an array indexed at run time would go to local memory).
-    template <bool Prefetch>
+    // Every K-slice of one tile, from slice number `count` of the ring on, in one of two orders (the steps
+    // differ only here).
+    //   Overlap::none (steps 19 and 20): read the slice's fragments, issue its group, wait for it. The
+    //     warpgroup's own loads never overlap its wgmma, and its tensor work drains before every slice;
+    //     only the other consumer warpgroup's queued wgmma cover the gap.
+    //   Overlap::groups (step 21): issue slice s, wait until only it is running (slice s - 1 done), give
+    //     s - 1's stage back, and read slice s + 1's fragments into the registers s - 1 read, while s runs.
+    //     The fragment sets swap each slice; the loop is unrolled by two so that they keep compile-time
+    //     names (an array indexed at run time would go to local memory).
+    template <Overlap Order>
     __device__ __forceinline__ void multiply(const Ring& ring, int& count, int K, float (&d)[128]) const
     {
 #pragma unroll
@@ -174,18 +191,57 @@ struct Consumer {
             d[i] = 0.0f;
         const int slices = (K + BK - 1) / BK;
         unsigned even[BK / 8][4], odd[BK / 8][4];
-        if (!Prefetch) {
+        if (Order == Overlap::none) {
             for (int s = 0; s < slices; ++s, ++count) {
                 fetch(ring, count, even);
-                step<false>(ring, count, false, d, even, odd);
+                issue(ring, count, d, even);
+                wgmma_wait<0>();
+                release(ring, count);
             }
             return;
         }
+        auto slice = [&](int s, const unsigned (&now)[BK / 8][4], unsigned (&next)[BK / 8][4]) {
+            issue(ring, count, d, now);
+            wgmma_wait<1>();
+            if (s > 0)
+                release(ring, count - 1);
+            if (s + 1 < slices)
+                fetch(ring, count + 1, next);
+            ++count;
+        };
         fetch(ring, count, even);
         for (int s = 0; s < slices; s += 2) {
-            step<true>(ring, count++, s + 1 < slices, d, even, odd);
+            slice(s, even, odd);
             if (s + 1 < slices)
-                step<true>(ring, count++, s + 2 < slices, d, odd, even);
+                slice(s + 1, odd, even);
+        }
+        wgmma_wait<0>();
+        release(ring, count - 1);
+    }
+
+    // Step 20: the tile through shared memory, and out by the copy engine. Both consumer warpgroups first
+    // finish their wgmma (the ring is then idle: every slice has been consumed); each thread writes its
+    // accumulators where a TMA load of C's boxes (BM x 32, 128-byte swizzle) would have put them, fences
+    // (the copy engine reads what ordinary stores wrote), and after a second meeting one thread sends the
+    // BN / 32 boxes, clipped to C, and waits until the engine has read them.
+    __device__ __forceinline__ void store_by_tma(const float (&d)[128], const Ring& ring, const CUtensorMap* map_c,
+                                                 int row0, int col0, int tid) const
+    {
+        named_barrier(1, 128 * CONSUMERS);
+        unsigned char* out = ring.stages;
+#pragma unroll
+        for (int i = 0; i < BM / 8; ++i)
+#pragma unroll
+            for (int h = 0; h < 4; ++h) {
+                const int m = 8 * i + 2 * t + h % 2, n = h < 2 ? n_lo : n_hi;
+                *reinterpret_cast<float*>(out + c_offset(m, n)) = d[4 * i + h];
+            }
+        fence_proxy_async();
+        named_barrier(1, 128 * CONSUMERS);
+        if (tid == 128) {
+            for (int j = 0; j < BN / 32; ++j)
+                tma_store_2d(map_c, col0 + 32 * j, row0, out + j * BM * 128);
+            tma_store_commit_and_wait();
         }
     }
 
@@ -223,13 +279,15 @@ __device__ __forceinline__ void setup_ring(bool tma)
     __syncthreads();
 }
 
-// One block, one tile (steps 19 and 20): warpgroup 0 produces, the others consume and store. Each role's
-// values are computed after its setmaxnreg.
-template <bool Prefetch>
+// One block, one tile (steps 19 to 21): warpgroup 0 produces, the others consume and store (steps 20 and 21:
+// by the copy engine, where C's rows start on 16 bytes). Each role's values are computed after its setmaxnreg.
+template <Overlap Order, bool TmaStore = false>
 __device__ __forceinline__ void multiply_tile(int M, int N, int K, const float* __restrict__ A,
                                               const float* __restrict__ B, float* __restrict__ C,
-                                              const CUtensorMap* map_a, const CUtensorMap* map_b)
+                                              const CUtensorMap* map_a, const CUtensorMap* map_b,
+                                              const CUtensorMap* map_c = nullptr)
 {
+    static_assert(!TmaStore || BM * BN * 4 <= STAGES * STAGE_BYTES, "the tile must fit in the ring to be stored");
     setup_ring(maps_usable(N, K, A, B));
     const int warpgroup = threadIdx.x / 128;
     int count = 0;   // slices through the ring so far
@@ -242,6 +300,9 @@ __device__ __forceinline__ void multiply_tile(int M, int N, int K, const float* 
     registers_claim<CONSUMER_REGISTERS>();   // a consumer: 64 columns of the tile by its 256 rows
     const Consumer me(warpgroup, threadIdx.x % 128);
     float d[128];
-    me.multiply<Prefetch>(the_ring(), count, K, d);
-    me.store(d, C, M, N, blockIdx.y * BM, blockIdx.x * BN);
+    me.multiply<Order>(the_ring(), count, K, d);
+    if (TmaStore && store_map_usable(N, C))
+        me.store_by_tma(d, the_ring(), map_c, blockIdx.y * BM, blockIdx.x * BN, threadIdx.x);
+    else
+        me.store(d, C, M, N, blockIdx.y * BM, blockIdx.x * BN);
 }

@@ -14,6 +14,7 @@ COUNTERS = {
     "fma_per_lds": ("FFMA per LDS (SASS main loop)", "FFMA/LDS", "{:.2f}", False),
     "flop_per_byte": ("flop per global byte (seed's ratio)", "flop/byte", "{:.2f}", False),
     "global_ld_instructions": ("global-load instructions (ncu)", "LDG executed", "{:,.0f}", True),
+    "global_st_instructions": ("global-store instructions (ncu)", "STG executed", "{:,.0f}", True),
     "global_ld_sectors_per_request": ("global-load sectors/request (ncu)", "sectors/request", "{:.2f}", True),
     "bank_conflicts_per_shared_ld": ("bank conflicts per shared load (ncu)", "conflicts/LDS", "{:.2f}", True),
     "bar_per_kffma": ("barriers per 1000 FFMA (SASS main loop)", "BAR/1000 FFMA", "{:.2f}", True),

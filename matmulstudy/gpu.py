@@ -149,9 +149,9 @@ class GpuSession:
 
     def launcher(self, cubin_path, variant, M: int, N: int, K: int, d_a, d_b, d_c):
         """A call that launches a cuda variant once on these buffers, as the study launches it: its grid and
-        block, its dynamic shared memory (the kernel's limit raised to it first), and the tensor maps of A
-        and B after (M, N, K, A, B, C) where the registry gives `tensor_maps` (such a kernel is launched
-        through the driver: matmulstudy/tma.py says why)."""
+        block, its dynamic shared memory (the kernel's limit raised to it first), and the tensor maps (of
+        A, B and maybe C) after (M, N, K, A, B, C) where the registry gives `tensor_maps` (such a kernel is
+        launched through the driver: matmulstudy/tma.py says why)."""
         from . import tma
         shared = variant.dynamic_shared
         limit = self.device.get_attribute(self.cuda.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
@@ -163,7 +163,7 @@ class GpuSession:
             key = (str(cubin_path), "driver")
             if key not in self._modules:
                 self._modules[key] = tma.DriverKernel(cubin_path, variant.kernel, shared)
-            maps = tma.map_arguments(variant.tensor_maps, M, N, K, int(d_a), int(d_b))
+            maps = tma.map_arguments(variant.tensor_maps, M, N, K, {"A": int(d_a), "B": int(d_b), "C": int(d_c)})
             return self._modules[key].launcher(grid, block, M, N, K, int(d_a), int(d_b), int(d_c), maps)
         func = self.load_function(cubin_path, variant.kernel)
         if shared > 48 * 1024:

@@ -165,6 +165,7 @@ NCU_METRICS = {
     "dram__bytes_read.sum": "dram_bytes_read",
     "smsp__inst_executed_op_shared_ld.sum": "shared_ld_instructions",
     "smsp__inst_executed_op_global_ld.sum": "global_ld_instructions",
+    "smsp__inst_executed_op_global_st.sum": "global_st_instructions",
     "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active": "fma_pipe_pct",
     "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active": "tensor_pipe_pct",
     "smsp__issue_active.avg.pct_of_peak_sustained_active": "issue_active_pct",

@@ -1,12 +1,13 @@
 // One launch of one kernel of a cubin, for compute-sanitizer (matmulstudy/sanitize.py).
 //
-//   launch CUBIN KERNEL M N K GRID_X GRID_Y BLOCK_X BLOCK_Y [SHARED [A_ROWSxA_COLS B_ROWSxB_COLS]]
+//   launch CUBIN KERNEL M N K GRID_X GRID_Y BLOCK_X BLOCK_Y [SHARED [A_BOX B_BOX [C_BOX]]]
 //
 // SHARED: the bytes of dynamic shared memory (the kernel's limit raised to
-// them first); the two boxes: the kernel takes TMA tensor maps of A and B
-// after C, made here as matmulstudy/tma.py makes them (128-byte swizzle,
-// zeros outside the matrix; 128 zero bytes where K or N is not a multiple
-// of 4, and the kernel then loads without them).
+// them first); the boxes (ROWSxCOLS): the kernel takes TMA tensor maps of A
+// and B (and C) after C, made here as matmulstudy/tma.py makes them
+// (128-byte swizzle; 128 zero bytes where the rows do not start on 16
+// bytes: A and B unless K and N are multiples of 4, C unless N is, and the
+// kernel then goes without them).
 // A small native program rather than Python: compute-sanitizer starts it in
 // well under a second, so every tool can run on every variant and shape. It
 // calls the kernel exactly as the study does, (M, N, K, A, B, C) with A, B
@@ -54,14 +55,14 @@ static bool encode(CUtensorMap* map, const float* base, int rows, int cols, unsi
 
 int main(int argc, char** argv)
 {
-    if (argc != 10 && argc != 11 && argc != 13) {
+    if (argc != 10 && argc != 11 && argc != 13 && argc != 14) {
         std::fprintf(stderr, "usage: launch CUBIN KERNEL M N K GRID_X GRID_Y BLOCK_X BLOCK_Y "
-                             "[SHARED [A_ROWSxA_COLS B_ROWSxB_COLS]]\n");
+                             "[SHARED [A_BOX B_BOX [C_BOX]]]\n");
         return 2;
     }
-    const int shared = argc > 10 ? std::atoi(argv[10]) : 0;
-    unsigned boxes[2][2] = {};
-    for (int i = 0; argc == 13 && i < 2; ++i)
+    const int shared = argc > 10 ? std::atoi(argv[10]) : 0, nmaps = argc > 11 ? argc - 11 : 0;
+    unsigned boxes[3][2] = {};
+    for (int i = 0; i < nmaps; ++i)
         if (std::sscanf(argv[11 + i], "%ux%u", &boxes[i][0], &boxes[i][1]) != 2) {
             std::fprintf(stderr, "launch: a box is ROWSxCOLS, got %s\n", argv[11 + i]);
             return 2;
@@ -93,14 +94,16 @@ int main(int argc, char** argv)
 
     if (shared > 48 * 1024)
         CHECK(cudaFuncSetAttribute((const void*)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared));
-    CUtensorMap maps[2];
+    CUtensorMap maps[3];
     std::memset(maps, 0, sizeof maps);
-    if (argc == 13 && K % 4 == 0 && N % 4 == 0 &&
-        !(encode(&maps[0], a, M, K, boxes[0][0], boxes[0][1]) && encode(&maps[1], b, K, N, boxes[1][0], boxes[1][1]))) {
+    const bool loads = nmaps >= 2 && K % 4 == 0 && N % 4 == 0, store = nmaps == 3 && N % 4 == 0;
+    if ((loads && !(encode(&maps[0], a, M, K, boxes[0][0], boxes[0][1]) &&
+                    encode(&maps[1], b, K, N, boxes[1][0], boxes[1][1]))) ||
+        (store && !encode(&maps[2], c, M, N, boxes[2][0], boxes[2][1]))) {
         std::fprintf(stderr, "launch: cuTensorMapEncodeTiled refused a map\n");
         return 1;
     }
-    void* args[] = {&M, &N, &K, &a, &b, &c, &maps[0], &maps[1]};
+    void* args[] = {&M, &N, &K, &a, &b, &c, &maps[0], &maps[1], &maps[2]};   // the kernel reads what it takes
     CHECK(cudaLaunchKernel((const void*)kernel, grid, block, args, shared, nullptr));
     CHECK(cudaGetLastError());
     CHECK(cudaDeviceSynchronize());

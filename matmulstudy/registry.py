@@ -319,13 +319,15 @@ def _parse_needs(raw, backend: str, where: str) -> str | None:
 
 
 def _parse_tensor_maps(raw, backend: str, where: str) -> tuple:
-    """tensor_maps: {A: [rows, cols], B: [rows, cols]}, the boxes of the two TMA maps a cuda kernel takes."""
+    """tensor_maps: {A: [rows, cols], B: [rows, cols]} and maybe C: the boxes of the TMA maps a cuda kernel
+    takes, in that order."""
     if raw is None:
         return ()
-    if (backend != "cuda" or not isinstance(raw, dict) or set(raw) != {"A", "B"}
+    if (backend != "cuda" or not isinstance(raw, dict) or set(raw) not in ({"A", "B"}, {"A", "B", "C"})
             or not all(isinstance(box, list) and len(box) == 2 for box in raw.values())):
-        raise StudyError(f"{where}: tensor_maps is {{A: [rows, cols], B: [rows, cols]}}, on a cuda kernel")
-    return tuple((name, tuple(raw[name])) for name in ("A", "B"))
+        raise StudyError(f"{where}: tensor_maps is {{A: [rows, cols], B: [rows, cols]}} (and C: [rows, cols]), "
+                         "on a cuda kernel")
+    return tuple((name, tuple(raw[name])) for name in ("A", "B", "C") if name in raw)
 
 
 def _parse_shows(raw, role: str, where: str) -> tuple:

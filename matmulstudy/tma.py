@@ -1,8 +1,8 @@
 """Tensor maps for the copy engine (TMA), and the parameters of a kernel that takes them.
 
 A kernel of the registry with `tensor_maps: {A: [rows, cols], B: [rows,
-cols]}` takes, after the study's (M, N, K, A, B, C), one CUtensorMap per
-matrix, by value (`const __grid_constant__ CUtensorMap`): 128 bytes made on
+cols]}` (and C: [rows, cols], to store C with the copy engine too) takes,
+after the study's (M, N, K, A, B, C), one CUtensorMap per matrix, by value (`const __grid_constant__ CUtensorMap`): 128 bytes made on
 the host by the driver's cuTensorMapEncodeTiled, which describe the
 row-major float32 matrix in global memory and the box (rows x cols
 elements) one copy brings into shared memory, with the 128-byte swizzle.
@@ -22,8 +22,9 @@ The copy engine needs every row of a matrix to start on 16 bytes: a row
 stride that is a multiple of 16 bytes (its columns a multiple of 4) and a
 16-byte-aligned base. Where that does not hold (K or N odd, say), no map can
 describe the matrix; the host passes 128 zero bytes, and the kernel, which
-applies the same rule to its own arguments (`plan` here, the `tma` flag in
-kernels/19_gpu_wgmma_tma.cu), loads those slices itself.
+applies the same rule to its own arguments (`plan` here, maps_usable and
+store_map_usable in kernels/tma_pipeline.cuh), loads those slices itself
+(A and B: both maps or neither) or stores C itself.
 
 Everything but `encode` runs without a GPU (tests/test_tma.py).
 """
@@ -69,14 +70,17 @@ def usable(rows: int, cols: int, address: int) -> bool:
     return cols * ELEMENT_BYTES % 16 == 0 and address % 16 == 0 and rows <= 2**32 and cols <= 2**32
 
 
-def plan(boxes: dict, M: int, N: int, K: int, a_address: int, b_address: int) -> dict | None:
-    """The maps of A (M x K) and B (K x N) for boxes {A: (rows, cols), B: (rows, cols)}, or None where
-    either matrix's rows do not start on 16 bytes (then the kernel loads without them; the kernel's rule is
-    the same: K % 4 == 0 and N % 4 == 0, A and B 16-byte aligned)."""
-    if not (usable(M, K, a_address) and usable(K, N, b_address)):
-        return None
-    return {"A": MapPlan((K, M), K * ELEMENT_BYTES, tuple(reversed(boxes["A"]))),
-            "B": MapPlan((N, K), N * ELEMENT_BYTES, tuple(reversed(boxes["B"])))}
+def plan(boxes: dict, M: int, N: int, K: int, addresses: dict) -> dict:
+    """The maps of A (M x K), B (K x N) and C (M x N) named in boxes {matrix: (rows, cols)}, at device
+    addresses {matrix: address}: a MapPlan each, or None where the kernel goes without it. A and B come
+    together or not at all (the kernel's producer uses both or neither): both need their rows on 16 bytes
+    (K % 4 == 0, N % 4 == 0, 16-byte aligned); C needs N % 4 == 0 and a 16-byte-aligned C."""
+    shapes = {"A": (M, K), "B": (K, N), "C": (M, N)}
+    ok = {name: usable(*shapes[name], addresses[name]) for name in boxes}
+    loads = ok["A"] and ok["B"]
+    return {name: MapPlan((shapes[name][1], shapes[name][0]), shapes[name][1] * ELEMENT_BYTES,
+                          tuple(reversed(boxes[name])))
+            if (loads if name in "AB" else ok[name]) else None for name in boxes}
 
 
 _driver = None
@@ -115,12 +119,11 @@ def encode(p: MapPlan, address: int) -> bytes:
     return bytes(out[start:start + MAP_BYTES])
 
 
-def map_arguments(boxes: dict, M: int, N: int, K: int, a_address: int, b_address: int) -> list[bytes]:
-    """The maps of A and B as kernel arguments: encoded, or zeros where the kernel is to load without them."""
-    plans = plan(boxes, M, N, K, a_address, b_address)
-    if plans is None:
-        return [bytes(MAP_BYTES)] * 2
-    return [encode(plans["A"], a_address), encode(plans["B"], b_address)]
+def map_arguments(boxes: dict, M: int, N: int, K: int, addresses: dict) -> list[bytes]:
+    """The kernel's map arguments, in the order of `boxes` (A, B[, C]): encoded, or zeros where the kernel
+    is to go without that map."""
+    return [bytes(MAP_BYTES) if p is None else encode(p, addresses[name])
+            for name, p in plan(boxes, M, N, K, addresses).items()]
 
 
 class DriverKernel:

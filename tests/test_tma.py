@@ -13,38 +13,48 @@ from matmulstudy.registry import load_registry
 BOXES = {"A": (256, 32), "B": (32, 32)}
 
 
-@pytest.mark.parametrize("vid", ["gpu_wgmma_tma", "gpu_wgmma_prefetch"])
+@pytest.mark.parametrize("vid", ["gpu_wgmma_tma", "gpu_wgmma_tma_store", "gpu_wgmma_pipelined"])
 def test_the_tma_steps_take_two_maps_and_their_stages_in_dynamic_shared_memory(vid):
     v = load_registry()[vid]
     bm, bn, bk, stages = (v.defines[k] for k in ("BM", "BN", "BK", "STAGES"))
-    assert v.tensor_maps == {"A": (bm, bk), "B": (bk, 32)}
+    assert list(v.tensor_maps.items())[:2] == [("A", (bm, bk)), ("B", (bk, 32))]
+    assert v.tensor_maps.get("C", (bm, 32)) == (bm, 32)
     assert v.dynamic_shared == stages * (bm + bn) * bk * 4 + 1024 > 48 * 1024
     assert v.needs == "sm_90a" and v.unsupported("sm_90") is None and "sm_90a" in v.unsupported("sm_80")
 
 
+ADDRESSES = {"A": 0x1000, "B": 0x2000, "C": 0x3000}
+
+
 def test_a_map_describes_the_row_major_matrix_innermost_first():
-    plans = tma.plan(BOXES, 300, 200, 72, 0x1000, 0x2000)
+    plans = tma.plan({**BOXES, "C": (256, 32)}, 300, 200, 72, ADDRESSES)
     assert plans["A"] == tma.MapPlan(dims=(72, 300), row_bytes=72 * 4, box=(32, 256))
     assert plans["B"] == tma.MapPlan(dims=(200, 72), row_bytes=200 * 4, box=(32, 32))
+    assert plans["C"] == tma.MapPlan(dims=(200, 300), row_bytes=200 * 4, box=(32, 256))
 
 
-@pytest.mark.parametrize("M, N, K, a, b, usable", [
-    (1000, 1000, 1000, 0, 256, True),
-    (1, 4, 4, 0, 256, True),
-    (4, 4, 997, 0, 256, False),      # A's rows start every 997 floats: not on 16 bytes
-    (4, 3001, 4, 0, 256, False),     # B's rows
-    (4, 4, 4, 8, 256, False),        # A's base is not 16-byte aligned
-    (4, 4, 4, 0, 260, False),
+@pytest.mark.parametrize("M, N, K, a, b, c, loads, store", [
+    (1000, 1000, 1000, 0, 256, 512, True, True),
+    (1, 4, 4, 0, 256, 512, True, True),
+    (4, 4, 997, 0, 256, 512, False, True),     # A's rows start every 997 floats: not on 16 bytes; C's do
+    (4, 3001, 4, 0, 256, 512, False, False),   # B's rows and C's
+    (4, 4, 4, 8, 256, 512, False, True),       # A's base is not 16-byte aligned: no map of B either
+    (4, 4, 4, 0, 260, 512, False, True),
+    (4, 4, 4, 0, 256, 516, True, False),
 ])
-def test_maps_only_where_every_row_starts_on_16_bytes_as_the_kernel_decides(M, N, K, a, b, usable):
-    """The kernel takes the maps where K % 4 == 0, N % 4 == 0 and A, B are 16-byte aligned (its `tma` flag),
-    and loads by itself elsewhere; the host passes zeros there, never a map the driver would refuse."""
-    assert (tma.plan(BOXES, M, N, K, a, b) is not None) == usable
-    if not usable:
-        assert tma.map_arguments(BOXES, M, N, K, a, b) == [bytes(128)] * 2
+def test_maps_only_where_every_row_starts_on_16_bytes_as_the_kernel_decides(M, N, K, a, b, c, loads, store):
+    """The kernel loads through maps of A and B where K % 4 == 0, N % 4 == 0 and A, B are 16-byte aligned
+    (maps_usable), and stores through a map of C where N % 4 == 0 and C is (store_map_usable); without, it
+    loads or stores by itself, and the host passes zeros there, never a map the driver would refuse."""
+    plans = tma.plan({**BOXES, "C": (256, 32)}, M, N, K, {"A": a, "B": b, "C": c})
+    assert (plans["A"] is not None, plans["B"] is not None, plans["C"] is not None) == (loads, loads, store)
+    if not loads and not store:
+        assert tma.map_arguments({**BOXES, "C": (256, 32)}, M, N, K, {"A": a, "B": b, "C": c}) == [bytes(128)] * 3
     source = (load_registry()["gpu_wgmma_tma"].file.parent / "tma_pipeline.cuh").read_text()
     rule = source[source.index("bool maps_usable"):].split("}")[0]
     assert "K % 4 == 0 && N % 4 == 0" in rule and "(A) % 16 == 0" in rule and "(B) % 16 == 0" in rule
+    rule = source[source.index("bool store_map_usable"):].split("}")[0]
+    assert "N % 4 == 0" in rule and "(C) % 16 == 0" in rule
 
 
 @pytest.mark.parametrize("box", [(256, 32), (1, 4), (64, 16)])
@@ -58,12 +68,15 @@ def test_without_a_driver_the_error_says_what_is_missing(monkeypatch):
     monkeypatch.setattr(tma, "_driver", None)
     monkeypatch.setattr(ctypes, "CDLL", refuse)
     with pytest.raises(StudyError, match="the CUDA driver library is not loadable"):
-        tma.map_arguments(BOXES, 256, 256, 256, 0, 1024)
+        tma.map_arguments(BOXES, 256, 256, 256, ADDRESSES)
 
 
 def test_the_sanitizer_launches_with_the_kernels_shared_memory_and_boxes():
     v = load_registry()["gpu_wgmma_tma"]
     cmd = sanitize.command("memcheck", "launch", "k.cubin", v, Shape(200, 72, 40), exe="compute-sanitizer")
     assert cmd[-3:] == [str(v.dynamic_shared), "256x32", "32x32"]
+    store = load_registry()["gpu_wgmma_tma_store"]
+    cmd = sanitize.command("memcheck", "launch", "k.cubin", store, Shape(200, 72, 40), exe="compute-sanitizer")
+    assert cmd[-4:] == [str(store.dynamic_shared), "256x32", "32x32", "256x32"]
     plain = load_registry()["gpu_mma_tf32"]
     assert sanitize.command("memcheck", "launch", "k.cubin", plain, Shape(2, 2, 2), exe="cs")[-2:] == ["256", "1"]
