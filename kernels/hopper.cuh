@@ -88,6 +88,44 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, i
                  : "memory");
 }
 
+// The same box into the shared memory of every block of the cluster named in `blocks` (a bit per block
+// rank), at the same offset, each completing on its own barrier at the same offset (TMA multicast).
+__device__ __forceinline__ void tma_load_2d_multicast(void* dst, const CUtensorMap* map, int x, int y, uint64_t* bar,
+                                                      uint16_t blocks)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+                 " [%0], [%1, {%2, %3}], [%4], %5;"
+                 ::"r"(smem_address(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y),
+                 "r"(smem_address(bar)), "h"(blocks)
+                 : "memory");
+}
+
+// --- thread block clusters ------------------------------------------------------
+
+__device__ __forceinline__ unsigned cluster_rank()
+{
+    unsigned rank;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+    return rank;
+}
+
+// Every thread of every block of the cluster arrives, then waits for all the others (release, acquire).
+__device__ __forceinline__ void cluster_sync()
+{
+    asm volatile("barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;" ::: "memory");
+}
+
+// An arrival on the barrier at the same offset in the shared memory of the cluster's block `rank`, with
+// the instruction's default semantics (release at CTA scope), as CUTLASS's cluster barriers arrive: what it
+// orders is this warp's finished reads of its own block's stage. Written .release.cluster, ptxas puts a
+// MEMBAR.ALL.GPU before each arrival, and step 22 ran at 40% of step 21's rate (measured on the H100).
+__device__ __forceinline__ void mbarrier_arrive_cluster(uint64_t* bar, unsigned rank)
+{
+    unsigned remote;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem_address(bar)), "r"(rank));
+    asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
+}
+
 // The other way (step 20): the box of `map` at (column x, row y) from shared memory at src (laid out as a
 // load of that box would write it) to global memory; what lies outside the matrix is not written. Its reads
 // of shared memory are tracked as a bulk group of the issuing thread: commit, then wait until they are done

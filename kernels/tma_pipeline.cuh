@@ -10,6 +10,14 @@
 // threads, have arrived) and empty[s] (every consumer warp is done with it).
 // The ring's position is a count of slices, so a phase's parity is
 // (count / STAGES) % 2 on both sides.
+//
+// With CLUSTER = 2 (step 22) two blocks side by side along N, a cluster,
+// compute tiles with the same rows: each asks the copy engine for half of
+// A's box and has it written into both blocks' rings (multicast). A stage
+// is then empty only when the consumers of both blocks are done with it:
+// each consumer warp arrives on the empty barrier of both. A release that
+// no producer will wait for (the last STAGES slices) is not made: so no
+// block arrives on its partner's barriers after the partner may have ended.
 
 #pragma once
 
@@ -17,6 +25,9 @@
 
 #if !defined(BM) || !defined(BN) || !defined(BK) || !defined(STAGES)
 #error "BM, BN, BK and STAGES come from kernels/registry.yaml as -D defines"
+#endif
+#ifndef CLUSTER
+#define CLUSTER 1   // blocks of a cluster that share A's slices (step 22: 2)
 #endif
 
 constexpr int CONSUMERS = BN / 64, THREADS = 128 * (1 + CONSUMERS);
@@ -79,7 +90,7 @@ struct Ring {
     {
         for (int s = 0; s < STAGES; ++s) {
             mbarrier_init(&full[s], tma ? 1 : 128);
-            mbarrier_init(&empty[s], 4 * CONSUMERS);   // one arrival per consumer warp
+            mbarrier_init(&empty[s], 4 * CONSUMERS * CLUSTER);   // one arrival per consumer warp of the cluster
         }
         mbarrier_init_fence();
     }
@@ -91,7 +102,8 @@ struct Ring {
 // same swizzled layout, fence (the tensor cores read what ordinary stores wrote) and arrive.
 __device__ __forceinline__ void produce_tile(const Ring& ring, int& count, int row0, int col0, int M, int N, int K,
                                              const float* __restrict__ A, const float* __restrict__ B,
-                                             const CUtensorMap* map_a, const CUtensorMap* map_b, bool tma, int tid)
+                                             const CUtensorMap* map_a, const CUtensorMap* map_b, bool tma, int tid,
+                                             unsigned rank = 0)
 {
     for (int k0 = 0; k0 < K; k0 += BK, ++count) {
         const int s = count % STAGES;
@@ -100,7 +112,11 @@ __device__ __forceinline__ void produce_tile(const Ring& ring, int& count, int r
             if (tid == 0) {
                 mbarrier_wait(&ring.empty[s], (count / STAGES + 1) % 2);
                 mbarrier_arrive_expect_bytes(&ring.full[s], STAGE_BYTES);
-                tma_load_2d(tile, map_a, k0, row0, &ring.full[s]);
+                if (CLUSTER == 1)
+                    tma_load_2d(tile, map_a, k0, row0, &ring.full[s]);
+                else   // this block's share of A's rows, into every block of the cluster
+                    tma_load_2d_multicast(tile + rank * (A_BYTES / CLUSTER), map_a, k0, row0 + rank * (BM / CLUSTER),
+                                          &ring.full[s], (1u << CLUSTER) - 1);
                 for (int j = 0; j < BN / 32; ++j)
                     tma_load_2d(tile + A_BYTES + j * B_BOX_BYTES, map_b, col0 + 32 * j, k0, &ring.full[s]);
             }
@@ -168,10 +184,17 @@ struct Consumer {
         wgmma_commit();
     }
 
-    __device__ __forceinline__ void release(const Ring& ring, int count) const
+    // Slice `count` (of `slices`) is done with: its stage may be refilled. In a cluster, on both blocks'
+    // barriers, and only where a producer will wait for it.
+    __device__ __forceinline__ void release(const Ring& ring, int count, int slices) const
     {
-        if (lane == 0)
+        if (lane != 0)
+            return;
+        if (CLUSTER == 1)
             mbarrier_arrive(&ring.empty[count % STAGES]);
+        else if (count + STAGES < slices)
+            for (unsigned r = 0; r < CLUSTER; ++r)
+                mbarrier_arrive_cluster(&ring.empty[count % STAGES], r);
     }
 
     // Every K-slice of one tile, from slice number `count` of the ring on, in one of two orders (the steps
@@ -196,7 +219,7 @@ struct Consumer {
                 fetch(ring, count, even);
                 issue(ring, count, d, even);
                 wgmma_wait<0>();
-                release(ring, count);
+                release(ring, count, slices);
             }
             return;
         }
@@ -204,7 +227,7 @@ struct Consumer {
             issue(ring, count, d, now);
             wgmma_wait<1>();
             if (s > 0)
-                release(ring, count - 1);
+                release(ring, count - 1, slices);
             if (s + 1 < slices)
                 fetch(ring, count + 1, next);
             ++count;
@@ -216,7 +239,7 @@ struct Consumer {
                 slice(s + 1, odd, even);
         }
         wgmma_wait<0>();
-        release(ring, count - 1);
+        release(ring, count - 1, slices);
     }
 
     // Step 20: the tile through shared memory, and out by the copy engine. Both consumer warpgroups first
@@ -271,15 +294,19 @@ __device__ __forceinline__ Ring the_ring()
     return Ring{ring_memory + (1024 - smem_address(ring_memory) % 1024) % 1024, ring_full, ring_empty};
 }
 
-// Thread 0 initialises the barriers, then the whole block waits for it.
+// Thread 0 initialises the barriers, then the whole block (the whole cluster: its blocks write into each
+// other's rings) waits for it.
 __device__ __forceinline__ void setup_ring(bool tma)
 {
     if (threadIdx.x == 0)
         the_ring().init(tma);
-    __syncthreads();
+    if (CLUSTER == 1)
+        __syncthreads();
+    else
+        cluster_sync();
 }
 
-// One block, one tile (steps 19 to 21): warpgroup 0 produces, the others consume and store (steps 20 and 21:
+// One block, one tile (steps 19 to 22): warpgroup 0 produces, the others consume and store (steps 20 and 21:
 // by the copy engine, where C's rows start on 16 bytes). Each role's values are computed after its setmaxnreg.
 template <Overlap Order, bool TmaStore = false>
 __device__ __forceinline__ void multiply_tile(int M, int N, int K, const float* __restrict__ A,
@@ -294,7 +321,7 @@ __device__ __forceinline__ void multiply_tile(int M, int N, int K, const float* 
     if (warpgroup == 0) {   // the producer
         registers_release<PRODUCER_REGISTERS>();
         produce_tile(the_ring(), count, blockIdx.y * BM, blockIdx.x * BN, M, N, K, A, B, map_a, map_b,
-                     maps_usable(N, K, A, B), threadIdx.x);
+                     maps_usable(N, K, A, B), threadIdx.x, CLUSTER == 1 ? 0 : cluster_rank());
         return;
     }
     registers_claim<CONSUMER_REGISTERS>();   // a consumer: 64 columns of the tile by its 256 rows

@@ -40,7 +40,7 @@ BUILT_BACKENDS = ("c", "cuda")
 ROLES = ("step", "reference", "cpu_baseline")
 _KEYS = {"id", "backend", "file", "kernel", "title", "source", "defines", "block", "tile", "grid",
          "flop_per_byte", "dtypes", "precision", "role", "chapter", "max_size", "search", "shows", "needs",
-         "shared", "tensor_maps"}
+         "shared", "tensor_maps", "cluster"}
 _CHAPTER_KEYS = {"id", "title", "precision"}
 PRECISIONS = ("fp32", "tf32")   # arithmetic of a float32 variant: full FP32, or TF32 tensor cores
 DTYPES = {"float32": "float", "int32": "int"}   # dtype -> the kernels' ELEM
@@ -146,6 +146,7 @@ class Variant:
     shows: tuple = ()   # (counter, 'lower' or 'higher'): what shows the step's change, from the step before
     needs: str | None = None   # the oldest nvcc target it builds for (sm_80), or an arch-specific one (sm_90a)
     shared_expr: str | int | None = None   # dynamic shared memory per block, bytes (expression of the defines)
+    cluster_expr: tuple = ()   # blocks of a thread block cluster (x, y), expressions of the defines
     maps_expr: tuple = ()   # ((matrix, (box rows, box cols)), ...): TMA maps it takes after C (matmulstudy/tma.py)
 
     def unsupported(self, arch: str | None) -> str | None:
@@ -225,7 +226,18 @@ class Variant:
             x, y = (eval_expr(e, {**self.defines, "sms": sms}) for e in self.grid_expr)
             return (x, y, 1)
         rows, cols = self.tile
-        return (-(-N // cols), -(-M // rows), 1)
+        cx, cy = self.cluster
+        return (_round_up(-(-N // cols), cx), _round_up(-(-M // rows), cy), 1)
+
+    @property
+    def cluster(self) -> tuple[int, int]:
+        """Blocks of one thread block cluster, (x, y); (1, 1) for a kernel without clusters. The grid is
+        rounded up to whole clusters."""
+        return tuple(eval_expr(e, self.defines) for e in self.cluster_expr) if self.cluster_expr else (1, 1)
+
+
+def _round_up(blocks: int, multiple: int) -> int:
+    return -(-blocks // multiple) * multiple
 
 
 def _parse_entry(i: int, raw: dict, kernels_dir: Path, chapters: dict, check_files: bool) -> Variant:
@@ -287,12 +299,15 @@ def _parse_entry(i: int, raw: dict, kernels_dir: Path, chapters: dict, check_fil
             raise StudyError(f"{where}: a cuda variant needs 'block: [x, y]' and 'tile: [rows, cols]'")
         if grid and len(grid) != 2:
             raise StudyError(f"{where}: 'grid' is [x, y], expressions of the defines and sms")
+        if raw.get("cluster") is not None and (not isinstance(raw["cluster"], list) or len(raw["cluster"]) != 2
+                                               or grid):
+            raise StudyError(f"{where}: 'cluster' is [x, y], blocks of a cluster, on a kernel whose grid covers C")
     variant = Variant(id=vid, backend=backend, title=raw["title"], source=raw["source"], order=i,
                       file=path, kernel=kernel, defines=defines, block_expr=block, tile_expr=tile,
                       grid_expr=grid, ratio_expr=raw.get("flop_per_byte"), dtypes=dtypes, precision=precision,
                       role=role, chapter=chapter, max_size=max_size, search=_parse_search(raw.get("search"), defines, where),
                       shows=_parse_shows(raw.get("shows"), role, where), needs=_parse_needs(raw.get("needs"), backend, where),
-                      shared_expr=raw.get("shared"), maps_expr=_parse_tensor_maps(raw.get("tensor_maps"), backend, where))
+                      shared_expr=raw.get("shared"), cluster_expr=tuple(raw.get("cluster") or ()), maps_expr=_parse_tensor_maps(raw.get("tensor_maps"), backend, where))
     if variant.shared_expr is not None and backend != "cuda":
         raise StudyError(f"{where}: shared (dynamic shared memory bytes) is for cuda kernels")
     if backend == "cuda":
@@ -300,6 +315,8 @@ def _parse_entry(i: int, raw: dict, kernels_dir: Path, chapters: dict, check_fil
         if variant.dynamic_shared < 0:
             raise StudyError(f"{where}: shared gives {variant.dynamic_shared} bytes; it must be >= 0")
         variant.tensor_maps  # boxes the copy engine takes, or says what is wrong
+        if min(variant.cluster) < 1 or variant.cluster[0] * variant.cluster[1] > 8:
+            raise StudyError(f"{where}: cluster {list(variant.cluster)} is not a portable cluster (1 to 8 blocks)")
         bx, by, _ = variant.block
         rows, cols = variant.tile
         if min(bx, by, rows, cols) < 1 or bx * by > 1024:

@@ -71,6 +71,8 @@ def test_roles_name_the_references_and_the_cpu_baselines(registry):
     ({"tensor_maps": {"A": [128, 64], "B": [32, 32]}}, "box 128x64 is not one the copy engine takes"),
     ({"tensor_maps": {"A": [512, 32], "B": [32, 32]}}, "box 512x32 is not one the copy engine takes"),
     ({"tensor_maps": {"A": [128, 6], "B": [32, 32]}}, "box 128x6 is not one the copy engine takes"),
+    ({"cluster": [2]}, r"'cluster' is \[x, y\]"),
+    ({"cluster": [4, 4]}, "is not a portable cluster"),
 ])
 def test_a_bad_entry_is_named(registry, change, message):
     raw = {**registry.raw, "variants": [dict(registry.raw_entry(registry.steps()[0].id), **change)]}

@@ -13,11 +13,11 @@ from matmulstudy.registry import load_registry
 BOXES = {"A": (256, 32), "B": (32, 32)}
 
 
-@pytest.mark.parametrize("vid", ["gpu_wgmma_tma", "gpu_wgmma_tma_store", "gpu_wgmma_pipelined"])
+@pytest.mark.parametrize("vid", ["gpu_wgmma_tma", "gpu_wgmma_tma_store", "gpu_wgmma_pipelined", "gpu_wgmma_multicast"])
 def test_the_tma_steps_take_two_maps_and_their_stages_in_dynamic_shared_memory(vid):
     v = load_registry()[vid]
     bm, bn, bk, stages = (v.defines[k] for k in ("BM", "BN", "BK", "STAGES"))
-    assert list(v.tensor_maps.items())[:2] == [("A", (bm, bk)), ("B", (bk, 32))]
+    assert list(v.tensor_maps.items())[:2] == [("A", (bm // v.cluster[0], bk)), ("B", (bk, 32))]
     assert v.tensor_maps.get("C", (bm, 32)) == (bm, 32)
     assert v.dynamic_shared == stages * (bm + bn) * bk * 4 + 1024 > 48 * 1024
     assert v.needs == "sm_90a" and v.unsupported("sm_90") is None and "sm_90a" in v.unsupported("sm_80")
@@ -80,3 +80,13 @@ def test_the_sanitizer_launches_with_the_kernels_shared_memory_and_boxes():
     assert cmd[-4:] == [str(store.dynamic_shared), "256x32", "32x32", "256x32"]
     plain = load_registry()["gpu_mma_tf32"]
     assert sanitize.command("memcheck", "launch", "k.cubin", plain, Shape(2, 2, 2), exe="cs")[-2:] == ["256", "1"]
+
+
+@pytest.mark.parametrize("M, N, grid", [(4096, 4096, (32, 16, 1)), (200, 72, (2, 1, 1)), (1, 1, (2, 1, 1)),
+                                       (300, 3 * 128 + 1, (4, 2, 1))])
+def test_a_cluster_kernels_grid_is_whole_clusters(M, N, grid):
+    """Step 22's clusters pair blocks along N: the grid's width is rounded up to an even number of blocks, and
+    the second block of a pair may lie wholly right of C (the kernel's header says how it takes part)."""
+    v = load_registry()["gpu_wgmma_multicast"]
+    assert v.cluster == (2, 1) and v.grid(M, N) == grid
+    assert "__cluster_dims__(CLUSTER, 1, 1)" in v.file.read_text() and v.defines["CLUSTER"] == 2
