@@ -20,7 +20,8 @@ def test_kernel_function_is_named_after_the_variant(registry):
     for v in registry.values():
         if v.backend == "cuda":
             text = v.file.read_text()
-            globals_ = re.findall(r"__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s+)?(\w+)", text)
+            globals_ = re.findall(r"__global__\s+void\s+(?:(?:__launch_bounds__|__cluster_dims__)\([^)]*\)\s+)*(\w+)",
+                                  text)
             assert globals_ == [v.kernel], f"{v.file.name} defines {globals_}"
 
 
