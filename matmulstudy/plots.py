@@ -38,9 +38,9 @@ BASELINE_COLOURS = {("c", "fp32"): "#b8860b", ("numpy", "fp32"): "#666666", ("cu
                     ("cublas", "tf32"): "#4b0082"}
 # one qualitative palette per chapter, in the registry's order of chapters: the seeds' steps take
 # tab10 without its grey (the baselines use grey), the next chapters others with distinct hues; Set1
-# without its red (red marks a slower step's label and a failure)
+# without its red (red marks a slower step's label and a failure) and its yellow (white labels on it)
 CHAPTER_PALETTES = ("tab10", "Dark2", "Set1", "Set2")
-_LEFT_OUT = {("tab10", 7), ("Set1", 0)}
+_LEFT_OUT = {("tab10", 7), ("Set1", 0), ("Set1", 5)}
 
 
 def palette(registry: Registry) -> dict[str, tuple]:
@@ -508,16 +508,19 @@ def by_gpu(studies: list[Study], size: int, stem: Path) -> list[Path]:
     """The progression on every GPU side by side: GFLOP/s, and as a fraction of each GPU's cuBLAS FP32.
 
     Each study is drawn with its own registry: its steps, then its FP32
-    reference; a step that only some studies have is a bar in those.
+    reference; a step that only some studies have is a bar in those. Two
+    studies of one GPU model are told apart by their folders' names.
     """
     sns.set_theme(style="whitegrid", context="notebook")
     frames, order, chapter_of = [], [], {}
+    names = [study.gpu["gpu_name"] for study in studies]
     for study in studies:
         registry = study.registry
         keep = registry.steps(precision="fp32") + [registry.reference("fp32")] * (registry.reference("fp32") is not None)
         at = at_size(study.summary, size, verified=True)
         at = at[at["variant"].isin([v.id for v in keep])]
-        frames.append(at.assign(gpu=study.gpu["gpu_name"]))
+        name = study.gpu["gpu_name"]   # two studies of one GPU model are two bars, named by their folders
+        frames.append(at.assign(gpu=f"{name} ({study.label})" if names.count(name) > 1 else name))
         order += [v.title for v in keep if v.id in set(at["variant"]) and v.title not in order]
         for v in keep:
             chapter_of.setdefault(v.title, registry.chapters[v.chapter].title if v.chapter else "reference")

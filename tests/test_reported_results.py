@@ -320,16 +320,18 @@ def test_each_step_moves_the_counters_its_entry_names_the_way_it_says(label):
     measured for the step and the step before, and moved the named way."""
     folder = ROOT / "reports" / label
     registry = snapshot.read_registry(folder)
-    table = explain.progression_table(pd.read_csv(folder / "results.csv"), pd.read_csv(folder / "hardware.csv"),
-                                      registry, snapshot.read_config(folder)["reference_size"])
+    results, hardware = pd.read_csv(folder / "results.csv", low_memory=False), pd.read_csv(folder / "hardware.csv")
     named = 0
-    for i in range(1, len(table)):
-        for counter, direction in table.iloc[i]["shows"]:
-            before, now = table.iloc[i - 1][counter], table.iloc[i][counter]
-            assert not (pd.isna(before) or pd.isna(now)), f"{label}: {counter} not measured at {table.iloc[i]['step']}"
-            assert (now < before) if direction == "lower" else (now > before), (label, table.iloc[i]["step"], counter)
-            named += 1
-    assert named >= len(registry.steps("beyond"))   # at least one counter per new step
+    for precision in sorted({v.precision for v in registry.steps()}):   # each chapter against its own step before
+        table = explain.progression_table(results, hardware, registry, snapshot.read_config(folder)["reference_size"],
+                                          precision=precision)
+        for i in range(1, len(table)):
+            for counter, direction in table.iloc[i]["shows"]:
+                before, now = table.iloc[i - 1][counter], table.iloc[i][counter]
+                assert not (pd.isna(before) or pd.isna(now)), f"{label}: {counter} not measured at {table.iloc[i]['step']}"
+                assert (now < before) if direction == "lower" else (now > before), (label, table.iloc[i]["step"], counter)
+                named += 1
+    assert named >= len(registry.steps("beyond")) + max(len(registry.steps("tensor")) - 2, 0)   # a counter per new step
 
 
 def test_the_tuned_step_was_measured_with_the_candidate_its_sweep_chose(results, own):
