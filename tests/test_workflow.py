@@ -304,23 +304,26 @@ def test_the_workflow_starts_without_pandas_or_matplotlib():
     assert out.strip() == "[]"
 
 
-def test_a_gpu_without_a_steps_architecture_skips_that_step_and_runs_the_rest(tmp_path, registry):
-    """arch sm_75 (a Turing GPU: no TF32 mma.sync): every step that `needs` a newer target is neither built
-    nor run, collect_results is handed the reason, and every other variant is built and measured as on
-    sm_90."""
-    needs = [v for v in registry.values() if v.unsupported("sm_75")]
-    assert needs, "no registry entry needs more than sm_75"
+@pytest.mark.parametrize("arch", ["sm_75", "sm_80"])
+def test_a_gpu_without_a_steps_architecture_skips_that_step_and_runs_the_rest(tmp_path, registry, arch):
+    """arch sm_75 (a Turing GPU: no TF32 mma.sync) and sm_80 (an A100: no sm_90a, so none of the Hopper
+    steps with wgmma and TMA): every step that `needs` what the target lacks is neither built nor run,
+    collect_results is handed the reason, and every other variant is built and measured as on sm_90."""
+    needs = [v for v in registry.values() if v.unsupported(arch)]
+    assert needs, f"no registry entry needs more than {arch}"
+    if arch == "sm_80":
+        assert {v.needs for v in needs} == {"sm_90a"} and len(needs) >= 4 and registry["gpu_mma_tf32"] not in needs
     runs = {}
-    for arch in ("sm_75", "sm_90"):
+    for target in (arch, "sm_90"):
         proc = snakemake("-n", "--directory", str(tmp_path), "--configfile", str(ROOT / "config/config.yaml"),
-                         "--config", "label=h100", f"arch={arch}")
+                         "--config", "label=h100", f"arch={target}")
         assert proc.returncode == 0, proc.stderr
-        runs[arch] = proc.stdout
+        runs[target] = proc.stdout
     for v in needs:
-        assert f"results/h100/bench/float32/{v.id}_s0.csv" not in runs["sm_75"]
+        assert f"results/h100/bench/float32/{v.id}_s0.csv" not in runs[arch]
         assert f"results/h100/bench/float32/{v.id}_s0.csv" in runs["sm_90"]
     others = [v for v in registry.values() if v.is_gpu and v not in needs]
-    assert all(f"results/h100/bench/float32/{v.id}_s0.csv" in runs["sm_75"] for v in others)
+    assert all(f"results/h100/bench/float32/{v.id}_s0.csv" in runs[arch] for v in others)
     cuda = sum(len(v.dtypes) for v in needs if v.backend == "cuda")
-    assert job_counts(runs["sm_75"])["compile_kernel"] == job_counts(runs["sm_90"])["compile_kernel"] - cuda
-    assert "reports/h100/skipped.csv" in runs["sm_75"]
+    assert job_counts(runs[arch])["compile_kernel"] == job_counts(runs["sm_90"])["compile_kernel"] - cuda
+    assert "reports/h100/skipped.csv" in runs[arch]
