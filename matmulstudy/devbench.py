@@ -50,7 +50,7 @@ def run(variant_ids: list[str], check_shapes: list[Shape], time_shapes: list[Sha
             if v.is_built:
                 cubins[v.id] = tmp / f"{v.id}.cubin"
                 report = build.build(v, cubins[v.id], tmp / f"{v.id}.json", v.target(arch), io.StringIO())
-                print(f"{v.id}: {report['registers']} registers, {report['shared_bytes'] + v.dynamic_shared} B shared, "
+                print(f"{v.id}: {report['registers']} registers, {report['shared_bytes'] + report['dynamic_shared_bytes']} B shared, "
                       f"{report['spill_store_bytes'] + report['spill_load_bytes']} B spilled", flush=True)
         for shape in [s for s in check_shapes if s not in time_shapes] + time_shapes:
             timed = shape in time_shapes

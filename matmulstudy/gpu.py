@@ -70,6 +70,7 @@ class GpuSession:
         self.device = self.cuda.Device(ordinal)
         self._allocations = []
         self._modules = {}   # cubin path -> its module, loaded once a session
+        self._driver_kernels = {}   # cubin path -> a TMA kernel loaded through the driver (matmulstudy/tma.py)
         self._block = None   # the harness, once loaded
         self._blas = None    # cuBLAS for the float64 reference, once needed
         self.ctx = None
@@ -86,9 +87,9 @@ class GpuSession:
             for alloc in self._allocations:
                 alloc.free()
             self._allocations.clear()
-            for module in self._modules.values():
-                if hasattr(module, "unload"):   # loaded through the driver (matmulstudy/tma.py)
-                    module.unload()
+            for kernel in self._driver_kernels.values():
+                kernel.unload()
+            self._driver_kernels.clear()
             self._modules.clear()
             if self._blas is not None:
                 self._blas.close()
@@ -160,11 +161,11 @@ class GpuSession:
                              f"{self.device.name()} allows {limit}: change its defines")
         grid, block = variant.grid(M, N, self.sm_count), variant.block
         if variant.tensor_maps:
-            key = (str(cubin_path), "driver")
-            if key not in self._modules:
-                self._modules[key] = tma.DriverKernel(cubin_path, variant.kernel, shared)
+            path = str(cubin_path)
+            if path not in self._driver_kernels:
+                self._driver_kernels[path] = tma.DriverKernel(path, variant.kernel, shared)
             maps = tma.map_arguments(variant.tensor_maps, M, N, K, {"A": int(d_a), "B": int(d_b), "C": int(d_c)})
-            return self._modules[key].launcher(grid, block, M, N, K, int(d_a), int(d_b), int(d_c), maps)
+            return self._driver_kernels[path].launcher(grid, block, M, N, K, int(d_a), int(d_b), int(d_c), maps)
         func = self.load_function(cubin_path, variant.kernel)
         if shared > 48 * 1024:
             func.set_attribute(self.cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)

@@ -44,6 +44,7 @@ MAX_BOX = 256            # a box spans at most 256 elements in each dimension
 
 # cuda.h's enumerators (CUDA 12 and 13)
 _FLOAT32, _INTERLEAVE_NONE, _SWIZZLE_128B, _L2_PROMOTION_256B, _OOB_FILL_ZEROS = 7, 0, 3, 3, 0
+_MAX_DYNAMIC_SHARED = 8   # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
 
 
 def check_box(name: str, box, where: str) -> tuple[int, int]:
@@ -155,8 +156,6 @@ class DriverKernel:
     def unload(self) -> None:
         self._cuda.cuModuleUnload(self.module)
 
-
-_MAX_DYNAMIC_SHARED = 8   # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
 
 
 def _check(status: int, what: str) -> None:
