@@ -29,6 +29,9 @@
 #ifndef CLUSTER
 #define CLUSTER 1   // blocks of a cluster that share A's slices (step 22: 2)
 #endif
+#ifndef GROUP
+#define GROUP 1     // tile rows a group of clusters walks down before moving right (step 23: 8); 1: launch order
+#endif
 
 constexpr int CONSUMERS = BN / 64, THREADS = 128 * (1 + CONSUMERS);
 constexpr int A_BYTES = BM * BK * 4, B_BOX_BYTES = BK * 32 * 4, STAGE_BYTES = A_BYTES + (BN / 32) * B_BOX_BYTES;
@@ -294,6 +297,23 @@ __device__ __forceinline__ Ring the_ring()
     return Ring{ring_memory + (1024 - smem_address(ring_memory) % 1024) % 1024, ring_full, ring_empty};
 }
 
+// The tile a block computes: its first row and column of C. Blocks start roughly in launch order (x fastest,
+// a cluster's blocks together), so the blocks running at one time compute neighbouring tiles of that order.
+// With GROUP = 1 that is a band of whole tile rows: each block's slice of B is read by few others while it is
+// in L2. With GROUP > 1 (step 23) the clusters walk down GROUP tile rows before moving one cluster right, so
+// the blocks running at once cover a squarer patch of C and read fewer distinct bytes of A and B from DRAM.
+__device__ __forceinline__ int2 tile_origin()
+{
+    if (GROUP == 1)
+        return make_int2(blockIdx.y * BM, blockIdx.x * BN);
+    const int columns = gridDim.x / CLUSTER;                      // clusters across (the grid is whole clusters)
+    const int order = blockIdx.y * columns + blockIdx.x / CLUSTER;  // the cluster's place in launch order
+    const int first = order / (GROUP * columns) * GROUP;           // its group's first tile row
+    const int rows = min(GROUP, (int)gridDim.y - first);           // the last group may be shorter
+    const int within = order - first * columns;
+    return make_int2((first + within % rows) * BM, (within / rows * CLUSTER + blockIdx.x % CLUSTER) * BN);
+}
+
 // Thread 0 initialises the barriers, then the whole block (the whole cluster: its blocks write into each
 // other's rings) waits for it.
 __device__ __forceinline__ void setup_ring(bool tma)
@@ -306,8 +326,9 @@ __device__ __forceinline__ void setup_ring(bool tma)
         cluster_sync();
 }
 
-// One block, one tile (steps 19 to 22): warpgroup 0 produces, the others consume and store (steps 20 and 21:
-// by the copy engine, where C's rows start on 16 bytes). Each role's values are computed after its setmaxnreg.
+// One block, one tile (steps 19 to 23; the tile at tile_origin()): warpgroup 0 produces, the others consume
+// and store (steps 20 and later: by the copy engine, where C's rows start on 16 bytes). Each role's values are
+// computed after its setmaxnreg.
 template <Overlap Order, bool TmaStore = false>
 __device__ __forceinline__ void multiply_tile(int M, int N, int K, const float* __restrict__ A,
                                               const float* __restrict__ B, float* __restrict__ C,
@@ -320,7 +341,8 @@ __device__ __forceinline__ void multiply_tile(int M, int N, int K, const float* 
     int count = 0;   // slices through the ring so far
     if (warpgroup == 0) {   // the producer
         registers_release<PRODUCER_REGISTERS>();
-        produce_tile(the_ring(), count, blockIdx.y * BM, blockIdx.x * BN, M, N, K, A, B, map_a, map_b,
+        const int2 origin = tile_origin();
+        produce_tile(the_ring(), count, origin.x, origin.y, M, N, K, A, B, map_a, map_b,
                      maps_usable(N, K, A, B), threadIdx.x, CLUSTER == 1 ? 0 : cluster_rank());
         return;
     }
@@ -328,8 +350,9 @@ __device__ __forceinline__ void multiply_tile(int M, int N, int K, const float* 
     const Consumer me(warpgroup, threadIdx.x % 128);
     float d[128];
     me.multiply<Order>(the_ring(), count, K, d);
+    const int2 origin = tile_origin();
     if (TmaStore && store_map_usable(N, C))
-        me.store_by_tma(d, the_ring(), map_c, blockIdx.y * BM, blockIdx.x * BN, threadIdx.x);
+        me.store_by_tma(d, the_ring(), map_c, origin.x, origin.y, threadIdx.x);
     else
-        me.store(d, C, M, N, blockIdx.y * BM, blockIdx.x * BN);
+        me.store(d, C, M, N, origin.x, origin.y);
 }

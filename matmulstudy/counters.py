@@ -1,5 +1,5 @@
 """The hardware counters a step can be explained by: hardware.csv's columns
-(from ptxas, the SASS main loop and Nsight Compute) and two derived from
+(from ptxas, the SASS main loop and Nsight Compute) and three derived from
 them, with how to print them and which way is worse.
 
 A registry entry's `shows` names the counters that show what the step
@@ -37,16 +37,20 @@ COUNTERS = {
     "registers": ("registers/thread", "registers", "{:.0f}", None),
     "occupancy": ("theoretical occupancy", "occupancy", "{:.0%}", False),
     "dram_throughput_pct": ("DRAM throughput % of peak (ncu)", "DRAM %", "{:.1f}", None),
+    "dram_read_gb": ("GB read from DRAM (ncu)", "DRAM GB", "{:.2f}", True),
 }
 DIRECTIONS = ("lower", "higher")
 
 
 def with_derived(hw):
     """hardware.csv's rows with the derived columns: barriers per 1000 FFMA and main-loop instructions per
-    FMA (the loop's instructions and FMAs are counted in the SASS by hardware.main_loop_mix). A DataFrame."""
+    FMA (the loop's instructions and FMAs are counted in the SASS by hardware.main_loop_mix), and the DRAM
+    bytes ncu counted in GB. A DataFrame."""
     hw = hw.copy()
     if {"bar", "fma", "loop_instructions"} <= set(hw.columns):
         fma = hw["fma"].where(hw["fma"] > 0)
         hw["bar_per_kffma"] = 1000 * hw["bar"] / fma
         hw["instructions_per_fma"] = hw["loop_instructions"] / fma
+    if "dram_bytes_read" in hw.columns:
+        hw["dram_read_gb"] = hw["dram_bytes_read"] / 1e9
     return hw

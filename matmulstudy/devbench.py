@@ -7,10 +7,12 @@ Every variant named (or every step of the chapter, with the chapter's
 reference) is built for the GPU at hand, checked element by element on the
 ragged shapes (K = 1, odd K, an odd number of K-slices, M or N not a multiple
 of 4, rows that do not start on 16 bytes, more than one 128 x 256 block
-tile), then timed on the timing shapes as the study times them, each against
-the same GPU reference. The study's numbers come from the workflow; this is
-the short loop between two of its runs (notes/beyond_the_seeds.md keeps what
-each version was predicted to do and did).
+tile, more than one group of tile rows), then timed on the timing shapes as
+the study times them, each against the same GPU reference, with the lowest
+SM clock NVML read and the number of throttled samples. The study's numbers
+come from the workflow; this is the short loop between two of its runs
+(notes/beyond_the_seeds.md and notes/tensor_cores.md keep what each version
+was predicted to do and did).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from .config import CHECK_ONLY, Shape, Timing, default_settings
 from .errors import StudyError
 from .registry import load_registry
 
-CHECK_SHAPES = "1x1x1,17x33x65,200x72x40,131x259x1,31x1x4097,513x257x129,1537x3001x997"
+CHECK_SHAPES = "1x1x1,17x33x65,200x72x40,131x259x1,31x1x4097,513x257x129,1537x3001x997,2600x520x36"
 TIMING = Timing(warmup=3, cache="cold", min_samples=10, max_samples=50, max_noise=0.005, max_time_s=1.0,
                 throttle_fraction=0.9)
 
@@ -64,7 +66,9 @@ def run(variant_ids: list[str], check_shapes: list[Shape], time_shapes: list[Sha
                     rows.append({"variant": v.id, "shape": shape.tag, "timed": timed, "verified": bool(r["verified"]),
                                  "margin": r["margin"], "bad": int(r["bad_elements"]),
                                  "median_ms": res["time_ms"].median() if timed else None,
-                                 "gflops": res["gflops"].median() if timed else None})
+                                 "gflops": res["gflops"].median() if timed else None,
+                                 "min_mhz": pd.to_numeric(res["sm_clock_mhz"], errors="coerce").min() if timed else None,
+                                 "throttled": int(res["throttled"].eq(True).sum()) if timed else None})
     df = pd.DataFrame(rows)
     for precision in {v.precision for v in variants}:
         ref = registry.reference(precision)

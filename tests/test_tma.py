@@ -13,7 +13,8 @@ from matmulstudy.registry import load_registry
 BOXES = {"A": (256, 32), "B": (32, 32)}
 
 
-@pytest.mark.parametrize("vid", ["gpu_wgmma_tma", "gpu_wgmma_tma_store", "gpu_wgmma_pipelined", "gpu_wgmma_multicast"])
+@pytest.mark.parametrize("vid", ["gpu_wgmma_tma", "gpu_wgmma_tma_store", "gpu_wgmma_pipelined", "gpu_wgmma_multicast",
+                                 "gpu_wgmma_grouped"])
 def test_the_tma_steps_take_two_maps_and_their_stages_in_dynamic_shared_memory(vid):
     v = load_registry()[vid]
     bm, bn, bk, stages = (v.defines[k] for k in ("BM", "BN", "BK", "STAGES"))
@@ -84,9 +85,10 @@ def test_the_sanitizer_launches_with_the_kernels_shared_memory_and_boxes():
 
 @pytest.mark.parametrize("M, N, grid", [(4096, 4096, (32, 16, 1)), (200, 72, (2, 1, 1)), (1, 1, (2, 1, 1)),
                                        (300, 3 * 128 + 1, (4, 2, 1))])
-def test_a_cluster_kernels_grid_is_whole_clusters(M, N, grid):
-    """Step 22's clusters pair blocks along N: the grid's width is rounded up to an even number of blocks, and
-    the second block of a pair may lie wholly right of C (the kernel's header says how it takes part)."""
-    v = load_registry()["gpu_wgmma_multicast"]
+@pytest.mark.parametrize("vid", ["gpu_wgmma_multicast", "gpu_wgmma_grouped"])
+def test_a_cluster_kernels_grid_is_whole_clusters(vid, M, N, grid):
+    """Steps 22 and 23 pair blocks along N in clusters: the grid's width is rounded up to an even number of
+    blocks, and the second block of a pair may lie wholly right of C (step 22's header says how it takes part)."""
+    v = load_registry()[vid]
     assert v.cluster == (2, 1) and v.grid(M, N) == grid
     assert "__cluster_dims__(CLUSTER, 1, 1)" in v.file.read_text() and v.defines["CLUSTER"] == 2
