@@ -18,13 +18,15 @@
 // stage is refilled only when both blocks' consumers are done with it), and
 // a cluster is placed as a whole.
 //
-// Counters that show it: the tensor pipe's active share (ncu) up, 85.2 ->
-// 85.5% on the H100 and 85.6 -> 86.7% on the H200; at 8192 none of its
-// samples throttled (steps 19 to 21: 180 of 200, the SM clock down to
-// 1455 MHz at the 700 W cap: moving a third fewer bytes from L2 costs
-// less power). Predicted, and not among the study's counters: the bytes L2
-// sends per flop down by a third. The L2 hit rate, first named here, did
-// not move (76.3 -> 76.3%).
+// Counters that show it: the tensor pipe's active share (ncu) up, 84.5 ->
+// 85.2% on the H100 and 85.5 -> 86.6% on the H200 (study of commit
+// eb2bdcd). Predicted, and not among the study's counters: the bytes L2
+// sends per flop down by a third. At 8192 the first studies (commit 0d7511c)
+// had none of its samples throttled where steps 19 to 21 were (180 of 200,
+// 1455 MHz at the 700 W cap); the next ones throttled it on the H100 and not
+// on the H200: near the cap, the clock depends on what ran before. The L2
+// hit rate, first named here: 76.3 -> 76.3% in the first H100 study, 72.6
+// -> 76.3% in the next.
 //
 // Ragged sizes: as step 21; a cluster's second block may lie wholly right of
 // C (N not a multiple of 2 x BN): it loads and multiplies zeros for its

@@ -360,17 +360,21 @@ def index_page(studies: list[Study], size: int) -> str:
     """reports/README.md: every GPU's study, and the progression across them."""
     lines = ["# The study on each GPU", "",
              f"![the progression on each GPU at {size}](figures/progression_by_gpu.png)", "",
-             "| GPU | folder | cuBLAS FP32 at " + f"{size} | best step at {size} | measured | commit |",
-             "| --- | --- | ---: | --- | --- | --- |"]
+             f"At {size}×{size}×{size}; each step's fraction is of the same GPU's cuBLAS in the step's precision.", "",
+             "| GPU | folder | cuBLAS FP32 | best FP32 step | cuBLAS TF32 | best TF32 step | measured | commit |",
+             "| --- | --- | ---: | --- | ---: | --- | --- | --- |"]
     for st in studies:
         at = at_size(st.summary, size, verified=True)
-        reference = st.registry.reference("fp32")
-        ref = at.loc[at.variant == getattr(reference, "id", None), "median_gflops"]
-        steps = st.steps_only(at, "fp32")
-        best = steps.loc[steps["median_gflops"].idxmax()] if len(steps) else None
+        cells = []
+        for precision in ("fp32", "tf32"):
+            reference = st.registry.reference(precision)
+            ref = at.loc[at.variant == getattr(reference, "id", None), "median_gflops"]
+            steps = st.steps_only(at, precision)
+            best = steps.loc[steps["median_gflops"].idxmax()] if len(steps) else None
+            cells += [f"{ref.iloc[0]:,.0f} GFLOP/s" if len(ref) else "",
+                      f"{best['title']}: {best['median_gflops']:,.0f} GFLOP/s ({best['median_gflops'] / ref.iloc[0]:.0%})"
+                      if best is not None and len(ref) else ""]
         f = facts(st)
-        lines.append(f"| {f['gpu']} | [{st.label}/]({st.label}/README.md) | "
-                     + (f"{ref.iloc[0]:,.0f} GFLOP/s" if len(ref) else "") + " | "
-                     + (f"{best['title']}: {best['median_gflops']:,.0f} GFLOP/s ({best['frac_of_cublas']:.0%})"
-                        if best is not None else "") + f" | {str(f['first'])[:10]} | `{str(f['commit'])[:10]}` |")
+        lines.append(f"| {f['gpu']} | [{st.label}/]({st.label}/README.md) | " + " | ".join(cells)
+                     + f" | {str(f['first'])[:10]} | `{str(f['commit'])[:10]}` |")
     return "\n".join(lines) + "\n"

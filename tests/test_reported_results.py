@@ -6,8 +6,10 @@ tune=true`, the CuPy
 cross-check (`python -m matmulstudy.crosscheck`) and a second full study
 run right after (`--config label=h100-repeat`, its summary kept in
 reports/h100/repeat/); the targets are the ones the study was asked to meet
-on that GPU. reports/h200/: an NVIDIA H200, `snakemake --cores 1 --config
-ncu=true sanitizer=true`; checked for what every study must hold.
+on that GPU. reports/h100-tensor/ (the same GPU model, with the tensor-core
+chapter) and reports/h200/ (an NVIDIA H200): `snakemake --cores 1`, then
+`--config ncu=true sanitizer=true`; checked for what every study must hold,
+and for the tensor-core chapter's targets.
 """
 
 import json
@@ -21,7 +23,8 @@ from matmulstudy.compare import agreement
 from matmulstudy import explain, snapshot
 from matmulstudy.figures import FIGURES
 
-STUDIES = {"h100": "NVIDIA H100 80GB HBM3", "h200": "NVIDIA H200"}
+STUDIES = {"h100": "NVIDIA H100 80GB HBM3", "h100-tensor": "NVIDIA H100 80GB HBM3", "h200": "NVIDIA H200"}
+TENSOR_STUDIES = ["h100-tensor", "h200"]   # the studies with the tensor-core chapter
 REPORT = ROOT / "reports" / "h100"
 SIZES = {256, 512, 1024, 2048, 4096, 8192}
 PROVENANCE = ["git_commit", "config_hash", "host", "python", "timestamp"]
@@ -312,6 +315,29 @@ def test_the_best_step_beyond_the_seeds_reaches_its_fraction_of_cublas_fp32(summ
     assert len(chapter) >= 4
     best = max(fraction_of_cublas(summary, v.id, shape) for v in chapter)
     assert best >= target
+
+
+# --- tensor cores (issue: a TF32 chapter, from mma.sync to wgmma and TMA, beside cuBLAS TF32) -----------
+
+@pytest.mark.parametrize("n", [4096, 8192])
+@pytest.mark.parametrize("label", TENSOR_STUDIES)
+def test_the_best_tensor_core_step_reaches_90_percent_of_an_unthrottled_cublas_tf32(label, n):
+    """Against cuBLAS TF32 of the same run, never FP32's: each TF32 step's fraction is its median over cuBLAS
+    TF32's, which ran without a throttled sample (a throttled reference would flatter the steps); the mma.sync
+    step's fraction is there beside the best."""
+    folder = ROOT / "reports" / label
+    summary = pd.read_csv(folder / "summary.csv")
+    chapter = snapshot.read_registry(folder).steps("tensor")
+    assert len(chapter) >= 6 and all(v.precision == "tf32" for v in chapter)
+    at = summary[(summary.M == n) & (summary.N == n) & (summary.K == n)].set_index("variant")
+    reference = at.loc["cublas_tf32"]
+    assert reference["precision"] == "tf32" and reference["verified"] and reference["throttled_samples"] == 0
+    fractions = {v.id: fraction_of_cublas(summary, v.id, (n,) * 3) for v in chapter}
+    for vid, fraction in fractions.items():
+        assert at.at[vid, "precision"] == "tf32"
+        assert fraction == pytest.approx(at.at[vid, "median_gflops"] / reference["median_gflops"], rel=1e-9)
+    assert max(fractions.values()) >= 0.90
+    assert 0.2 < fractions["gpu_mma_tf32"] < 0.5
 
 
 @pytest.mark.parametrize("label", list(STUDIES))
