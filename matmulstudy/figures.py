@@ -46,7 +46,8 @@ FIGURES = (
            "each variant as a fraction of cuBLAS in its own precision (FP32, or TF32 for the tensor-core steps) "
            "and of the FP32 peak, per shape"),
     Figure("roofline", "roofline", "3. Efficiency", "roofline.rst",
-           "each step at its arithmetic intensity, under the measured bandwidth and the FP32 peak"),
+           "each step at its arithmetic intensity, under the measured bandwidth and the peak of its precision "
+           "(FP32; TF32 for the tensor-core steps, in a panel of their own)"),
     Figure("hardware", "hardware", "4. What explains each step", "hardware.rst",
            "registers, occupancy, instruction mix and the ncu counters per step"),
     Figure("timing", "timing", "5. Timing noise", "timing.rst",

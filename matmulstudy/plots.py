@@ -393,7 +393,9 @@ def efficiency(study: Study, stem: Path) -> list[Path]:
 
 
 def roofline(study: Study, stem: Path) -> list[Path]:
-    """Each FP32 GPU variant at its arithmetic intensity, under the measured bandwidth and the FP32 peak.
+    """Each GPU variant at its arithmetic intensity, under the measured bandwidth and the peak of its
+    precision: the FP32 steps and cuBLAS FP32 under the FP32 peak, and where the study has tensor-core
+    steps, a second panel with them and cuBLAS TF32 under the dense TF32 peak.
 
     Two intensities per step where both are known, joined by a line: the
     seed's model, flop per byte loaded from global memory (hollow), and flop
@@ -403,23 +405,40 @@ def roofline(study: Study, stem: Path) -> list[Path]:
     if not study.gpu.get("fp32_peak_gflops"):
         return placeholder("no GPU in this study: no peak or bandwidth to draw a roof with", stem)
     sns.set_theme(style="whitegrid", context="notebook")
-    registry, gpu, size = study.registry, study.gpu, study.size
-    pal = palette(registry)
-    at = at_size(study.summary, size, verified=True)
+    gpu, size = study.gpu, study.size
+    panels = [(p, points) for p in PRECISIONS if gpu.get(f"{p}_peak_gflops")
+              and (points := _roofline_points(study, p)) and (p == "fp32" or study.steps_only(study.summary, p).size)]
+    fig, axes = plt.subplots(len(panels), 1, figsize=(13, 7.5 * len(panels)), squeeze=False)
+    for ax, (precision, points) in zip(axes[:, 0], panels):
+        _roofline_panel(ax, study, precision, points)
+    fig.suptitle(f"Roofline at {size}×{size}×{size}, float32 inputs, on {gpu['gpu_name']}", fontsize=12)
+    fig.tight_layout()
+    return _save(fig, stem)
+
+
+def _roofline_points(study: Study, precision: str) -> list:
+    """(variant, GFLOP/s, model intensity, measured intensity) of the study's GPU variants of one precision."""
+    at = at_size(study.summary, study.size, verified=True)
     hw = study.hardware[study.hardware["dtype"] == "float32"].set_index("variant")
-    flop = 2.0 * size**3
-    points = []   # (variant, GFLOP/s, model intensity, measured intensity)
-    for v in registry.values():
-        if not v.is_gpu or v.precision != "fp32" or v.id not in set(at["variant"]):
+    flop = 2.0 * study.size**3
+    points = []
+    for v in study.registry.values():
+        if not v.is_gpu or v.precision != precision or v.id not in set(at["variant"]):
             continue
         measured = None
         if "dram_bytes_read" in hw and v.id in hw.index and pd.notna(hw.at[v.id, "dram_bytes_read"]) \
-                and str(hw.at[v.id, "ncu_shape"]) == f"{size}x{size}x{size}":
+                and str(hw.at[v.id, "ncu_shape"]) == f"{study.size}x{study.size}x{study.size}":
             measured = flop / float(hw.at[v.id, "dram_bytes_read"])
         if measured or v.flop_per_byte:
             points.append((v, at.loc[at.variant == v.id, "median_gflops"].iloc[0], v.flop_per_byte, measured))
-    peak, bw = gpu.get("fp32_peak_gflops"), gpu.get("copy_bandwidth_gbs")
-    fig, ax = plt.subplots(figsize=(13, 6.5))
+    return points
+
+
+def _roofline_panel(ax, study: Study, precision: str, points: list) -> None:
+    """One precision's roof (its peak, the measured copy bandwidth) and its variants' points."""
+    gpu, pal = study.gpu, palette(study.registry)
+    name = precision.upper() + (" dense (tensor cores)" if precision == "tf32" else "")
+    peak, bw = gpu.get(f"{precision}_peak_gflops"), gpu.get("copy_bandwidth_gbs")
     xs = [x for p in points for x in p[2:] if x] or [1.0]
     ys = [p[1] for p in points] or [1.0]
     ridge = peak / bw if peak and bw else None
@@ -427,7 +446,7 @@ def roofline(study: Study, stem: Path) -> list[Path]:
     grid = np.logspace(np.log10(lo), np.log10(hi), 200)
     if ridge:
         ax.plot(grid, np.minimum(peak, bw * grid), color="black", linewidth=2,
-                label=f"roof: min(FP32 peak {peak:,.0f} GFLOP/s,\n  measured copy bandwidth {bw / 1000:.2f} TB/s"
+                label=f"roof: min({name} peak {peak:,.0f} GFLOP/s,\n  measured copy bandwidth {bw / 1000:.2f} TB/s"
                       " × intensity)")
         ax.axvline(ridge, color="grey", linestyle=":", linewidth=1)
         ax.annotate(f"ridge: {ridge:.1f} flop/byte", (ridge, peak), xytext=(4, -14),
@@ -455,15 +474,13 @@ def roofline(study: Study, stem: Path) -> list[Path]:
     _plain_log_ticks(ax.yaxis)
     ax.set_xlabel("arithmetic intensity, flop per byte (log scale)")
     ax.set_ylabel("GFLOP/s (median), log scale")
-    ax.set_title(f"Roofline at {size}×{size}×{size}, float32, on {gpu['gpu_name']}", fontsize=11)
+    ax.set_title(f"{precision.upper()} on the {'tensor' if precision == 'tf32' else 'CUDA'} cores", fontsize=11)
     ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
     if above:
         ax.annotate("Above the roof by the seed's model (hollow):\n" + "\n".join(f"  {t}" for t in above)
                     + "\nThe model counts every load as DRAM\ntraffic; the caches serve most of them\n"
                     "(filled: the DRAM bytes ncu measured).", (1.02, 0.0), xycoords="axes fraction",
                     ha="left", va="bottom", fontsize=9, color="dimgrey")
-    fig.tight_layout()
-    return _save(fig, stem)
 
 
 def timing(study: Study, stem: Path) -> list[Path]:
