@@ -33,6 +33,7 @@ from .sanitize import is_clean  # noqa: E402
 from .study import Study  # noqa: E402
 
 IQR = ("pi", 50)   # seaborn: the middle 50% of the samples
+ARITHMETIC = {"fp32": "FP32 on the CUDA cores", "tf32": "TF32 on the tensor cores"}   # a panel per precision
 
 
 BASELINE_COLOURS = {("c", "fp32"): "#b8860b", ("numpy", "fp32"): "#666666", ("cublas", "fp32"): "black",
@@ -474,7 +475,7 @@ def _roofline_panel(ax, study: Study, precision: str, points: list) -> None:
     _plain_log_ticks(ax.yaxis)
     ax.set_xlabel("arithmetic intensity, flop per byte (log scale)")
     ax.set_ylabel("GFLOP/s (median), log scale")
-    ax.set_title(f"{precision.upper()} on the {'tensor' if precision == 'tf32' else 'CUDA'} cores", fontsize=11)
+    ax.set_title(ARITHMETIC[precision], fontsize=11)
     ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
     if above:
         ax.annotate("Above the roof by the seed's model (hollow):\n" + "\n".join(f"  {t}" for t in above)
@@ -534,6 +535,7 @@ def by_gpu(studies: list[Study], size: int, stem: Path) -> list[Path]:
     sns.set_theme(style="whitegrid", context="notebook")
     names = [study.gpu["gpu_name"] for study in studies]
     gpus = [f"{n} ({st.label})" if names.count(n) > 1 else n for n, st in zip(names, studies)]
+    colours = dict(zip(gpus, sns.color_palette("Set2", len(gpus))))
     columns = [c for c in (_by_gpu_column(studies, gpus, size, p) for p in PRECISIONS) if c is not None]
     widths = [len(order) for _, order, _, _ in columns]
     fig, axes = plt.subplots(2, len(columns), figsize=(max(9, 1.1 * sum(widths) + 3), 10), sharex="col",
@@ -545,7 +547,7 @@ def by_gpu(studies: list[Study], size: int, stem: Path) -> list[Path]:
         hues = [g for g in gpus if g in set(df["gpu"])]
         for ax, col in ((top, "median_gflops"), (bottom, "frac_of_cublas")):
             sns.barplot(data=df, x="title", y=col, hue="gpu", order=order, hue_order=hues,
-                        palette=dict(zip(gpus, sns.color_palette("Set2", len(gpus)))), ax=ax, errorbar=None)
+                        palette=colours, ax=ax, errorbar=None)
             for container in ax.containers:
                 ax.bar_label(container, fmt="{:.0%}" if col == "frac_of_cublas" else "{:,.0f}", fontsize=7,
                              padding=2, rotation=90)
@@ -554,8 +556,7 @@ def by_gpu(studies: list[Study], size: int, stem: Path) -> list[Path]:
             _mark_chapters(ax, chapters, top=ax is top)
             if ax.get_legend() is not None:
                 ax.get_legend().remove()
-        top.set_title(f"{precision.upper()} on the {'tensor' if precision == 'tf32' else 'CUDA'} cores, against "
-                      f"cuBLAS {precision.upper()}", fontsize=11)
+        top.set_title(f"{ARITHMETIC[precision]}, against cuBLAS {precision.upper()}", fontsize=11)
         top.set_ylabel("GFLOP/s (median)" if j == 0 else "")
         bottom.set_ylabel("fraction of this GPU's cuBLAS\nin the step's precision (FP32 or TF32)" if j == 0 else "")
         top.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}"))
@@ -564,8 +565,8 @@ def by_gpu(studies: list[Study], size: int, stem: Path) -> list[Path]:
         bottom.tick_params(axis="x", labelrotation=25)
         for label in bottom.get_xticklabels():
             label.set_ha("right")
-    handles = [matplotlib.patches.Patch(color=c, label=g) for g, c in zip(gpus, sns.color_palette("Set2", len(gpus)))]
-    axes[0, 0].legend(handles=handles, title="", fontsize=9, loc="upper left")
+    axes[0, 0].legend(handles=[matplotlib.patches.Patch(color=c, label=g) for g, c in colours.items()], title="",
+                      fontsize=9, loc="upper left")
     fig.suptitle(f"From naive to cuBLAS: every step on each GPU, {size}×{size}×{size}, float32 inputs",
                  fontsize=12)
     fig.tight_layout()
