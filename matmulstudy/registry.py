@@ -307,7 +307,8 @@ def _parse_entry(i: int, raw: dict, kernels_dir: Path, chapters: dict, check_fil
                       grid_expr=grid, ratio_expr=raw.get("flop_per_byte"), dtypes=dtypes, precision=precision,
                       role=role, chapter=chapter, max_size=max_size, search=_parse_search(raw.get("search"), defines, where),
                       shows=_parse_shows(raw.get("shows"), role, where), needs=_parse_needs(raw.get("needs"), backend, where),
-                      shared_expr=raw.get("shared"), cluster_expr=tuple(raw.get("cluster") or ()), maps_expr=_parse_tensor_maps(raw.get("tensor_maps"), backend, where))
+                      shared_expr=raw.get("shared"), cluster_expr=tuple(raw.get("cluster") or ()),
+                      maps_expr=_parse_tensor_maps(raw.get("tensor_maps"), backend, where))
     if variant.shared_expr is not None and backend != "cuda":
         raise StudyError(f"{where}: shared (dynamic shared memory bytes) is for cuda kernels")
     if backend == "cuda":

@@ -2,10 +2,11 @@
 
 A kernel of the registry with `tensor_maps: {A: [rows, cols], B: [rows,
 cols]}` (and C: [rows, cols], to store C with the copy engine too) takes,
-after the study's (M, N, K, A, B, C), one CUtensorMap per matrix, by value (`const __grid_constant__ CUtensorMap`): 128 bytes made on
-the host by the driver's cuTensorMapEncodeTiled, which describe the
-row-major float32 matrix in global memory and the box (rows x cols
-elements) one copy brings into shared memory, with the 128-byte swizzle.
+after the study's (M, N, K, A, B, C), one CUtensorMap per matrix, by value
+(`const __grid_constant__ CUtensorMap`): 128 bytes made on the host by the
+driver's cuTensorMapEncodeTiled, which describe the row-major float32
+matrix in global memory and the box (rows x cols elements) one copy brings
+into shared memory, with the 128-byte swizzle.
 PyCUDA does not wrap that function; it is called here in the driver itself
 (libcuda, through ctypes), as the CUDA programming guide's TMA section does
 through the runtime's entry-point query.
@@ -155,7 +156,6 @@ class DriverKernel:
 
     def unload(self) -> None:
         self._cuda.cuModuleUnload(self.module)
-
 
 
 def _check(status: int, what: str) -> None:
