@@ -32,4 +32,4 @@ include: "workflow/rules/report.smk"
 
 rule all:
     input:
-        final_outputs(),
+        RUN.final_outputs(report_outputs(LABEL)),

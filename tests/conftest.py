@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def gpu_unavailable_reason() -> str | None:
     """Why no GPU test can run here, or None if a GPU is usable."""
     from matmulstudy.errors import StudyError
-    from matmulstudy.gpu import require_pycuda
+    from matmulstudy.gpu.session import require_pycuda
     try:
         require_pycuda()
     except StudyError as err:
@@ -36,7 +36,7 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(scope="session")
 def registry():
-    from matmulstudy.registry import load_registry
+    from matmulstudy.study.registry import load_registry
     return load_registry()
 
 
@@ -53,7 +53,7 @@ def sm90_builds(registry, tmp_path_factory):
     {(id, dtype): (cubin, resource report, nvcc's log)}."""
     import io
 
-    from matmulstudy import build
+    from matmulstudy.measure import build
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc is not on PATH")
     out = tmp_path_factory.mktemp("sm90")
@@ -75,7 +75,8 @@ def gpu_builds(registry, tmp_path_factory):
     this GPU can run (the others: {(id, dtype): None}, and their tests skip with the reason)."""
     import io
 
-    from matmulstudy import build, host, sanitize
+    from matmulstudy.gpu import host
+    from matmulstudy.measure import build, sanitize
     arch = host.arch_of(host.visible_gpu()["compute_capability"])
     out = tmp_path_factory.mktemp("gpu_builds")
     paths = {"arch": arch, "harness": out / "harness.cubin", "launcher": out / "launch"}

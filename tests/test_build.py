@@ -6,13 +6,14 @@ import shutil
 import numpy as np
 import pytest
 
-from matmulstudy import bench, build, data
-from matmulstudy.config import Check, Shape, Timing
+from matmulstudy.measure import bench, build, data
+from matmulstudy.study.settings import Checking, Timing
+from matmulstudy.study.shapes import Shape
 from matmulstudy.errors import StudyError
-from matmulstudy.registry import Variant
+from matmulstudy.study.variant import Variant
 
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH")
-CHECK = Check(tolerance=8, full_check_max_size=None, freivalds_vectors=16)
+CHECK = Checking(tolerance=8, full_check_max_size=None, freivalds_vectors=16)
 
 PTXAS = """\
 ptxas info    : 0 bytes gmem
@@ -70,9 +71,26 @@ def test_missing_define_is_a_compile_error(registry, tmp_path):
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc is not on PATH")
     v = registry["gpu_tiled"]
-    bare = Variant(**{**v.__dict__, "defines": {}})
+    # its block as numbers: the registry's is an expression of the defines, which the build evaluates first
+    bare = Variant(**{**v.__dict__, "defines": {}, "block_expr": (16, 16)})
     with pytest.raises(StudyError, match="TILE and ELEM come from kernels/registry.yaml"):
         build.build(bare, tmp_path / "t.cubin", tmp_path / "t.json", "sm_90", io.StringIO())
+
+
+@pytest.mark.parametrize("vid, block", [("gpu_tiled", (16, 8)), ("gpu_regtile", (16, 8)),
+                                        ("gpu_warptile", (128, 1)), ("gpu_fragment_pipeline", (256, 2)),
+                                        ("gpu_wgmma_tma", (256, 1))])
+def test_a_block_the_kernel_is_not_written_for_is_a_compile_error(registry, tmp_path, vid, block):
+    """The registry's block reaches the kernel as BLOCK_DIM_X and BLOCK_DIM_Y, and the kernel static_asserts it
+    against its own geometry: an entry whose block disagrees with its kernel stops at the build, not at a
+    wrong result."""
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc is not on PATH")
+    v = registry[vid]
+    wrong = Variant(**{**v.__dict__, "block_expr": block})
+    assert "-DBLOCK_DIM_X=%d" % block[0] in build.nvcc_command(wrong, "sm_90", tmp_path / "t.cubin")
+    with pytest.raises(StudyError, match="kernels/registry.yaml's block must be"):
+        build.build(wrong, tmp_path / "t.cubin", tmp_path / "t.json", v.target("sm_90"), io.StringIO())
 
 
 @pytest.mark.parametrize("shape", [Shape(1, 1, 1), Shape(17, 33, 65), Shape(64, 48, 40)])
@@ -121,7 +139,7 @@ def test_a_build_is_launched_with_the_defines_it_was_built_with(registry, tmp_pa
 
 def test_the_chosen_candidate_is_the_fastest_verified_one(registry):
     import pandas as pd
-    from matmulstudy import tune
+    from matmulstudy.measure import tune
     v = next(v for v in registry.values() if v.search)
     (first, _), (second, _) = [c for c in v.search.candidates(v.defines) if c[1] is None][:2]
     as_text = [" ".join(f"{k}={x}" for k, x in c.items()) for c in (first, second)]

@@ -6,17 +6,19 @@ import shutil
 
 import pytest
 
-from matmulstudy.config import Shape, bench_jobs, full_check, measurements, read_config_file, validate
+from matmulstudy.study.plan import bench_jobs, full_check, measurements
+from matmulstudy.study.settings import read_config_file, validate
+from matmulstudy.study.shapes import Shape
 from matmulstudy.errors import StudyError
-from matmulstudy.host import check_arch
+from matmulstudy.gpu.host import check_arch
 
 
 def test_default_config_is_valid(default_config, registry):
     settings = validate(default_config, registry)
     assert settings.variants == tuple(registry)
-    sizes = [s.M for s in settings.grid() if s.is_square]
+    sizes = [s.M for s in settings.sweep() if s.is_square]
     assert min(sizes) == 256 and max(sizes) == 8192
-    assert any(not s.is_square for s in settings.grid())
+    assert any(not s.is_square for s in settings.sweep())
 
 
 def test_settings_are_frozen_and_hash_equal_however_given(default_config, registry):
@@ -78,7 +80,7 @@ def test_a_size_cap_from_the_registry_holds_a_variant_below_it(default_config, r
     settings = validate(default_config, registry)
     for v in registry.values():
         measured = {s for u, s, _, d in measurements(settings, registry) if u.id == v.id and d == "float32"}
-        assert measured == {s for s in settings.grid() if v.max_size is None or max(s) <= v.max_size}, v.id
+        assert measured == {s for s in settings.sweep() if v.max_size is None or max(s) <= v.max_size}, v.id
     assert any(v.max_size for v in registry.values())   # the CPU triple loop has one
 
 
@@ -88,14 +90,14 @@ def test_one_bench_job_per_variant_dtype_and_seed_covers_its_shapes(default_conf
     assert len(jobs) == len({(v.id, d, seed) for v, _, seed, d in measurements(settings, registry)})
     assert sum(len(shapes_) for *_, shapes_ in jobs) == len(measurements(settings, registry))
     uncapped = [s for v, d, _, s in jobs if v.max_size is None][0]
-    assert uncapped == settings.grid()   # smallest first
+    assert uncapped == settings.sweep()   # smallest first
 
 
 def test_full_check_up_to_the_configured_work(default_config, registry):
-    check = validate(dict(default_config, full_check_max_size=4096), registry).check
+    check = validate(dict(default_config, full_check_max_size=4096), registry).checking
     assert full_check(Shape(4096, 4096, 4096), check) and full_check(Shape(1537, 3001, 997), check)
     assert not full_check(Shape(8192, 8192, 8192), check) and not full_check(Shape(4096, 1024, 8192 * 4 + 1), check)
-    every = validate(default_config, registry).check
+    every = validate(default_config, registry).checking
     assert every.full_check_max_size is None and full_check(Shape(8192, 8192, 8192), every)
 
 
@@ -112,7 +114,7 @@ def test_command_line_strings_are_read_as_yaml(default_config, registry):
                ncu="true", ncu_size="64", tolerance="8.5", variants=["gpu_naive"])
     out = validate(cfg, registry)
     assert out.sizes == (64, 128) and out.shapes == (Shape(17, 33, 65),) and out.reference_size == 128
-    assert out.ncu is True and out.check.tolerance == 8.5 and out.variants == ("gpu_naive",)
+    assert out.ncu is True and out.checking.tolerance == 8.5 and out.variants == ("gpu_naive",)
     with pytest.raises(StudyError, match="sizes\\[0\\] = 'big' is not allowed"):
         validate(dict(default_config, sizes=["big"]), registry)
 

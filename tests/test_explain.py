@@ -8,10 +8,10 @@ import matplotlib
 import pandas as pd
 import pytest
 
-from matmulstudy import explain, plots
-from matmulstudy.counters import COUNTERS, with_derived
+from matmulstudy.report import explain, plots
+from matmulstudy.study.counters import COUNTERS, with_derived
 from matmulstudy.errors import StudyError
-from matmulstudy.registry import Registry
+from matmulstudy.study.registry import Registry
 
 from test_results import fixture_study
 

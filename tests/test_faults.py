@@ -5,8 +5,9 @@ import io
 
 import pytest
 
-from matmulstudy import faults
-from matmulstudy.config import Shape, default_settings
+from matmulstudy.tools import faults
+from matmulstudy.study.settings import default_settings
+from matmulstudy.study.shapes import Shape
 
 
 def test_the_suite_has_each_kind_of_defect():
@@ -30,7 +31,7 @@ def test_where_a_defect_is_live():
 
 @pytest.mark.gpu
 def test_every_live_defect_is_caught_and_no_harmless_one_flagged(gpu_builds):
-    check = default_settings().check
+    check = default_settings().checking
     table = faults.run_suite(gpu_builds["arch"], faults.load_suite(tolerance=check.tolerance), check,
                              log=io.StringIO(), max_size=4096)
     assert faults.misses(table).empty, faults.misses(table).to_string()

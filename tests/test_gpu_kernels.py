@@ -5,9 +5,10 @@ import functools
 import numpy as np
 import pytest
 
-from matmulstudy import bench, data
-from matmulstudy.config import Shape, Timing, default_settings
-from matmulstudy.registry import load_registry
+from matmulstudy.measure import bench, data
+from matmulstudy.study.settings import Timing, default_settings
+from matmulstudy.study.shapes import Shape
+from matmulstudy.study.registry import load_registry
 
 pytestmark = pytest.mark.gpu
 
@@ -19,7 +20,7 @@ SHAPES = [Shape(1, 1, 1), Shape(17, 33, 65), Shape(200, 72, 40), Shape(1000, 100
 CASES = [(v.id, d) for v in load_registry().values() if v.is_gpu for d in v.dtypes]
 TIMING = Timing(warmup=1, cache="cold", min_samples=3, max_samples=3, max_noise=0.005, max_time_s=1.0,
                 throttle_fraction=0.9)
-CHECK = default_settings().check
+CHECK = default_settings().checking
 
 
 @functools.cache
@@ -28,8 +29,8 @@ def problem(shape, dtype):
 
 
 def measure(variant, shape, dtype, gpu_builds, cubin=None):
-    from matmulstudy.devicecheck import DeviceReference
-    from matmulstudy.gpu import GpuSession
+    from matmulstudy.measure.devicecheck import DeviceReference
+    from matmulstudy.gpu.session import GpuSession
     a, b = problem(shape, dtype)
     with GpuSession() as gpu, DeviceReference(gpu, gpu_builds["harness"], a, b) as reference:
         return bench.measure(variant, shape, 42, a, b, cubin or gpu_builds.get((variant.id, dtype)), TIMING, CHECK,
@@ -56,9 +57,9 @@ def test_gpu_variant_matches_float64_reference(registry, gpu_builds, variant_id,
 @pytest.mark.parametrize("dtype", ["float32", "int32"])
 def test_the_gpu_reference_and_check_agree_with_the_cpus(gpu_builds, dtype):
     """R and r by cuBLAS DGEMM equal NumPy's float64 ones; the device check counts what the host check counts."""
-    from matmulstudy.devicecheck import DeviceReference
-    from matmulstudy.gpu import GpuSession
-    from matmulstudy.verify import POISON, check
+    from matmulstudy.measure.devicecheck import DeviceReference
+    from matmulstudy.gpu.session import GpuSession
+    from matmulstudy.measure.verify import POISON, elementwise
     shape = Shape(300, 260, 700)
     a, b = data.make_inputs(shape, 7, dtype)
     ref, r = data.reference(a, b)
@@ -68,9 +69,9 @@ def test_the_gpu_reference_and_check_agree_with_the_cpus(gpu_builds, dtype):
     with GpuSession() as gpu, DeviceReference(gpu, gpu_builds["harness"], a, b) as reference:
         gpu_ref = gpu.to_host(reference.d_ref, shape[:2], np.float64)
         gpu_r = gpu.to_host(reference.d_scale, shape[:2], np.float64)
-        on_gpu = reference.check_host(c, CHECK.tolerance, "fp32")
+        on_gpu = reference.verify_host(c, CHECK.tolerance, "fp32")
     assert np.allclose(gpu_ref, ref, rtol=1e-13, atol=1e-12) and np.allclose(gpu_r, r, rtol=1e-6)
-    on_cpu = check(c, ref, r, shape.K, CHECK.tolerance)
+    on_cpu = elementwise(c, ref, r, shape.K, CHECK.tolerance)
     assert (on_gpu.bad, on_gpu.nan, on_gpu.unwritten) == (on_cpu.bad, on_cpu.nan, on_cpu.unwritten) == (
         3, 2 if dtype == "float32" else 0, 2)
     if dtype == "int32":
@@ -88,9 +89,9 @@ def test_unwritten_output_is_caught_on_the_gpu(registry, gpu_builds):
 
 def test_a_reference_too_large_for_the_gpu_says_which_option_to_use(gpu_builds):
     """Not allocated: the check refuses before it asks for the memory."""
-    from matmulstudy import devicecheck
+    from matmulstudy.measure import devicecheck
     from matmulstudy.errors import StudyError
-    from matmulstudy.gpu import GpuSession
+    from matmulstudy.gpu.session import GpuSession
     a = np.zeros((1, 1), np.float32)
     with GpuSession() as gpu:
         free, _ = gpu.cuda.mem_get_info()

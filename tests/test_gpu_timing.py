@@ -4,20 +4,21 @@ import dataclasses
 
 import pytest
 
-from matmulstudy import bench, data
-from matmulstudy.config import Shape, Timing, default_settings
+from matmulstudy.measure import bench, data
+from matmulstudy.study.settings import Timing, default_settings
+from matmulstudy.study.shapes import Shape
 
 pytestmark = pytest.mark.gpu
 
 BASE = Timing(warmup=2, cache="cold", min_samples=5, max_samples=5000, max_noise=0.005, max_time_s=1.0,
               throttle_fraction=0.9)
-CHECK = default_settings().check
+CHECK = default_settings().checking
 
 
 def run(registry, gpu_builds, shape, check="gpu", variant="gpu_tiled", **timing):
     """Measure one variant; check: 'gpu' (every element on the GPU), 'cpu' (on the host) or 'freivalds'."""
-    from matmulstudy.devicecheck import DeviceReference
-    from matmulstudy.gpu import GpuSession
+    from matmulstudy.measure.devicecheck import DeviceReference
+    from matmulstudy.gpu.session import GpuSession
     a, b = data.make_inputs(shape, 3)
     with GpuSession() as gpu:
         reference = {"gpu": lambda: DeviceReference(gpu, gpu_builds["harness"], a, b),
@@ -71,9 +72,10 @@ def test_cublas_tf32_is_another_precision(registry, gpu_builds):
 
 
 def test_copy_bandwidth_is_physical():
-    from matmulstudy.gpu import GpuSession
+    from matmulstudy.gpu.facts import copy_bandwidth, device_facts
+    from matmulstudy.gpu.session import GpuSession
     with GpuSession() as gpu:
-        info = gpu.info()
-        bw = gpu.copy_bandwidth()
+        info = device_facts(gpu)
+        bw = copy_bandwidth(gpu)
     assert 0.4 * info["dram_peak_gbs"] < bw["copy_bandwidth_gbs"] <= 1.02 * info["dram_peak_gbs"]
     assert bw["copy_bytes"] >= 8 * info["l2_bytes"]

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from matmulstudy import hardware
+from matmulstudy.measure import hardware
 
 H100 = {"max_threads_per_sm": 2048, "registers_per_sm": 65536, "shared_per_sm_bytes": 233472,
         "reserved_shared_per_block_bytes": 1024, "max_blocks_per_sm": 32}

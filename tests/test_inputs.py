@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from matmulstudy import data
-from matmulstudy.config import Shape
+from matmulstudy.measure import data
+from matmulstudy.study.shapes import Shape
 
 
 def test_same_seed_gives_identical_files(tmp_path):

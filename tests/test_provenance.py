@@ -2,7 +2,7 @@
 
 import subprocess
 
-from matmulstudy import provenance
+from matmulstudy.study import provenance
 
 
 def repository(path):

@@ -7,13 +7,20 @@ import pytest
 import yaml
 
 from matmulstudy.errors import StudyError
-from matmulstudy.registry import KERNELS_DIR, Registry, eval_expr, holds, load_registry
+from matmulstudy.study.expressions import eval_expr, holds
+from matmulstudy.study.paths import KERNELS_DIR
+from matmulstudy.study.registry import Registry, load_registry
 
 
 def test_every_kernel_file_is_in_the_registry(registry):
-    listed = {v.file.name for v in registry.values() if v.file}
-    on_disk = {p.name for p in KERNELS_DIR.iterdir() if p.suffix in (".cu", ".c")}
+    """Every step in its chapter's folder, the CPU baseline in baselines/, and the pieces they share (*.cuh)
+    in common/ alone: the folder shows which files are steps."""
+    listed = {v.file.relative_to(KERNELS_DIR) for v in registry.values() if v.file}
+    on_disk = {p.relative_to(KERNELS_DIR) for p in KERNELS_DIR.rglob("*") if p.suffix in (".cu", ".c")}
     assert listed == on_disk
+    assert {p.parts[0] for p in on_disk} == set(registry.chapters) | {"baselines"}
+    headers = {p.relative_to(KERNELS_DIR) for p in KERNELS_DIR.rglob("*.cuh")}
+    assert headers and {p.parent.name for p in headers} == {"common"}
 
 
 def test_kernel_function_is_named_after_the_variant(registry):
@@ -28,18 +35,18 @@ def test_kernel_function_is_named_after_the_variant(registry):
 def test_grid_covers_ragged_shapes(registry):
     v = registry["gpu_tiled"]
     assert v.block == (16, 16, 1)
-    assert v.grid(M=17, N=33) == (3, 2, 1)
-    assert v.grid(M=1, N=1) == (1, 1, 1)
-    assert v.grid(M=4096, N=64) == (4, 256, 1)
+    assert v.launch_grid(M=17, N=33) == (3, 2, 1)
+    assert v.launch_grid(M=1, N=1) == (1, 1, 1)
+    assert v.launch_grid(M=4096, N=64) == (4, 256, 1)
 
 
 def test_a_persistent_kernel_s_grid_is_the_gpu_s_not_the_matrix_s(registry):
     v = registry["gpu_stream_k"]
-    assert v.grid(M=17, N=33, sms=132) == v.grid(M=8192, N=8192, sms=132) == (264, 1, 1)
-    assert v.grid(M=1, N=1, sms=78) == (156, 1, 1)
+    assert v.launch_grid(M=17, N=33, sms=132) == v.launch_grid(M=8192, N=8192, sms=132) == (264, 1, 1)
+    assert v.launch_grid(M=1, N=1, sms=78) == (156, 1, 1)
     with pytest.raises(StudyError, match="multiprocessor count"):
-        v.grid(M=17, N=33)
-    assert registry["gpu_operand_reuse"].grid(M=17, N=33, sms=132) == (1, 1, 1)   # a tile grid ignores sms
+        v.launch_grid(M=17, N=33)
+    assert registry["gpu_operand_reuse"].launch_grid(M=17, N=33, sms=132) == (1, 1, 1)   # a tile grid ignores sms
 
 
 def test_steps_come_in_their_files_order_chapter_by_chapter(registry):
@@ -74,6 +81,8 @@ def test_roles_name_the_references_and_the_cpu_baselines(registry):
     ({"tensor_maps": {"A": [128, 6], "B": [32, 32]}}, "box 128x6 is not one the copy engine takes"),
     ({"cluster": [2]}, r"'cluster' is \[x, y\]"),
     ({"cluster": [4, 4]}, "is not a portable cluster"),
+    ({"chapter": "beyond"}, "must lie in beyond/, its chapter's folder"),   # its file is in seeds/
+    ({"precision": "fp16"}, r"precision 'fp16' is not allowed; expected one of \['fp32', 'tf32'\]"),
 ])
 def test_a_bad_entry_is_named(registry, change, message):
     raw = {**registry.raw, "variants": [dict(registry.raw_entry(registry.steps()[0].id), **change)]}
@@ -105,7 +114,7 @@ def test_jacket_entries_share_one_kernel_with_different_defines(registry):
     assert (two.defines["ROWS"], three.defines["ROWS"]) == (2, 3)
     for v in (two, three):
         rows, cols = v.tile
-        assert v.grid(M=4096, N=4097) == (-(-4097 // cols), -(-4096 // rows), 1)
+        assert v.launch_grid(M=4096, N=4097) == (-(-4097 // cols), -(-4096 // rows), 1)
 
 
 def test_int32_mode_is_for_kernels_written_for_any_element_type(registry):

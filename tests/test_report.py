@@ -12,9 +12,10 @@ import pytest
 import yaml
 
 from conftest import ROOT, fresh_copy, snakemake
-from matmulstudy import render, snapshot
-from matmulstudy.figures import FIGURES
-from matmulstudy.registry import load_registry
+from matmulstudy.report import render
+from matmulstudy.study import snapshot
+from matmulstudy.report.figures import FIGURES
+from matmulstudy.study.registry import load_registry
 
 TABLES = ["results.csv", "summary.csv", "hardware.csv", "gpu.json", "failures.txt", "config.yaml",
           "registry.yaml", "crosscheck.csv", "repeat.csv", "sanitizer.csv", "faults.csv"]
@@ -46,15 +47,16 @@ def test_readme_documents_the_render_command_and_shows_the_figure():
 
 
 def add_a_step(repo) -> str:
-    """What a user does to add a step: a new numbered kernel file (here a copy of a step that has a file of
-    its own, its kernel renamed) and one registry entry appended to kernels/registry.yaml. Returns its id."""
+    """What a user does to add a step: a new numbered kernel file in its chapter's folder (here a copy of a
+    step that has a file of its own, its kernel renamed) and one registry entry appended to
+    kernels/registry.yaml. Returns its id."""
     registry = load_registry(repo / "kernels" / "registry.yaml")
     model = next(v for v in registry.steps() if v.kernel == v.id)
     number = max(int(v.file.name[:2]) for v in registry.values() if v.file) + 1
     vid = f"gpu_added_{number:02d}"
     source = re.sub(rf"\b{model.kernel}\b", vid, model.file.read_text())
-    (repo / "kernels" / f"{number:02d}_{vid}.cu").write_text(source)
-    entry = dict(registry.raw_entry(model.id), id=vid, file=f"{number:02d}_{vid}.cu",
+    (model.file.parent / f"{number:02d}_{vid}.cu").write_text(source)
+    entry = dict(registry.raw_entry(model.id), id=vid, file=f"{model.chapter}/{number:02d}_{vid}.cu",
                  title=f"{number} a step added later", source="tests/test_report.py's probe")
     entry.pop("kernel", None)
     text = yaml.safe_dump([entry], sort_keys=False)

@@ -19,9 +19,10 @@ import pytest
 import yaml
 
 from conftest import ROOT
-from matmulstudy.compare import agreement
-from matmulstudy import explain, snapshot
-from matmulstudy.figures import FIGURES
+from matmulstudy.tools.compare import agreement
+from matmulstudy.report import explain
+from matmulstudy.study import snapshot
+from matmulstudy.report.figures import FIGURES
 
 STUDIES = {"h100": "NVIDIA H100 80GB HBM3", "h100-tensor": "NVIDIA H100 80GB HBM3", "h200": "NVIDIA H200"}
 TENSOR_STUDIES = ["h100-tensor", "h200"]   # the studies with the tensor-core chapter

@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from matmulstudy import plots, results
+from matmulstudy.report import plots, results
 from matmulstudy.errors import StudyError
-from matmulstudy.registry import Registry
-from matmulstudy.study import Study
+from matmulstudy.study.registry import Registry
+from matmulstudy.report.committed import Study
 
 GPU = {"gpu_name": "Test GPU", "fp32_peak_gflops": 60000.0, "sm_count": 100, "max_sm_clock_mhz": 2441.40625,
        "tf32_flop_per_clock_per_sm": 2048, "tf32_peak_gflops": 500000.0}
@@ -104,7 +104,7 @@ def test_report_renders_from_a_results_fixture(tmp_path, registry):
     study = fixture_study(registry, tmp_path)
     paths = plots.size_sweep(study, tmp_path / "size_sweep")
     paths += plots.progression(study, tmp_path / "progression")
-    paths += plots.progression_tf32(study, tmp_path / "progression_tf32")
+    paths += plots.chapter_progression(study, tmp_path / "progression_tf32", "tf32")
     for p in paths:
         assert p.stat().st_size > 5000
     svg = (tmp_path / "progression.svg").read_text()
@@ -128,7 +128,7 @@ def test_steps_of_several_chapters_are_drawn_in_their_chapters(tmp_path, registr
     steps = [e for e in entries if e.get("role", "step") == "step" and e["backend"] == "cuda"]
     for e in steps[len(steps) // 2:]:
         e["chapter"] = "later"
-    two = Registry.from_entries({**raw, "variants": entries})
+    two = Registry.from_entries({**raw, "variants": entries}, check_files=False)   # drawn, not built
     colours = plots.palette(two)
     first, later = two.steps(two.steps()[0].chapter), two.steps("later")
     assert colours[first[0].title] != colours[later[0].title]
@@ -179,7 +179,7 @@ def test_collect_refuses_results_from_two_commits_or_two_gpus_of_one_model(tmp_p
 
 
 def test_two_studies_are_compared_measurement_by_measurement(registry):
-    from matmulstudy.compare import agreement
+    from matmulstudy.tools.compare import agreement
     first = results.summary(fixture_rows(registry), registry, GPU)
     second = first.copy()
     second["median_ms"] *= 1.01
@@ -191,7 +191,7 @@ def test_two_studies_are_compared_measurement_by_measurement(registry):
 def test_two_studies_whose_samples_overlap_are_told_from_two_that_drifted_apart(registry):
     """A median that moved while both studies sampled the same spread (a kernel with two clusters of times)
     against one whose every sample moved."""
-    from matmulstudy.compare import agreement
+    from matmulstudy.tools.compare import agreement
     rows = fixture_rows(registry)
     first, second = rows.copy(), rows.copy()
     second["time_ms"] *= 1.5   # every sample slower: the ranges cannot overlap
@@ -219,7 +219,7 @@ def test_each_step_is_a_fraction_of_cublas_in_its_own_precision(registry):
 
 def test_a_step_skipped_on_this_gpu_is_named_with_its_reason(tmp_path, registry):
     """skipped.csv (collect_results: what the GPU cannot run) on the page and in the TF32 figure's note."""
-    from matmulstudy import pages
+    from matmulstudy.report import pages
     tf32 = [v for v in registry.steps() if v.precision == "tf32"]
     reason = "needs sm_80 or newer; this study builds for sm_75"
     pd.DataFrame([{"variant": v.id, "title": v.title, "reason": reason} for v in tf32]).to_csv(
@@ -231,5 +231,5 @@ def test_a_step_skipped_on_this_gpu_is_named_with_its_reason(tmp_path, registry)
     page = pages.study_page(study)
     section = page.split("## Skipped on this GPU")[1].split("##")[0]
     assert all(f"{v.title} (`{v.id}`): {reason}" in section for v in tf32)
-    plots.progression_tf32(study, tmp_path / "tf32")
+    plots.chapter_progression(study, tmp_path / "tf32", "tf32")
     assert "skipped on this GPU" in (tmp_path / "tf32.svg").read_text()

@@ -4,10 +4,10 @@ import io
 
 import pytest
 
-from matmulstudy import sanitize
-from matmulstudy.config import Shape
+from matmulstudy.measure import sanitize
+from matmulstudy.study.shapes import Shape
 from matmulstudy.errors import StudyError
-from matmulstudy.registry import load_registry
+from matmulstudy.study.registry import load_registry
 
 CLEAN = "========= COMPUTE-SANITIZER\nlaunched gpu_tiled\n========= ERROR SUMMARY: 0 errors\n"
 RACE = ("========= COMPUTE-SANITIZER\n"
@@ -48,7 +48,7 @@ def test_every_cuda_variant_is_clean_under_the_four_tools(registry, gpu_builds, 
         pytest.skip(registry[variant_id].unsupported(gpu_builds["arch"]))
     shapes = [Shape(*s) for s in default_config["sanitizer_shapes"]]
     assert len(shapes) >= 2 and any(all(x % 2 for x in s) for s in shapes)
-    from matmulstudy.gpu import GpuSession
+    from matmulstudy.gpu.session import GpuSession
     with GpuSession() as gpu:   # a persistent kernel's grid is a multiple of the SMs
         sms = gpu.sm_count
     table = sanitize.sanitize(registry[variant_id], gpu_builds[variant_id, "float32"], gpu_builds["launcher"],

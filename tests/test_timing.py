@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from matmulstudy import nvml
-from matmulstudy.timing import BATCH, Criterion, relative_noise
+from matmulstudy.gpu import nvml
+from matmulstudy.measure.criterion import BATCH, Criterion, relative_noise
 
 CRIT = Criterion(min_samples=10, max_samples=200, max_noise=0.005, max_time_s=1.0)
 

@@ -5,10 +5,12 @@ import ctypes
 
 import pytest
 
-from matmulstudy import sanitize, tma
-from matmulstudy.config import Shape
+from matmulstudy.gpu import tma
+from matmulstudy.measure import sanitize
+from matmulstudy.study.shapes import Shape
 from matmulstudy.errors import StudyError
-from matmulstudy.registry import load_registry
+from matmulstudy.study.paths import KERNEL_HEADERS
+from matmulstudy.study.registry import load_registry
 
 BOXES = {"A": (256, 32), "B": (32, 32)}
 
@@ -51,7 +53,7 @@ def test_maps_only_where_every_row_starts_on_16_bytes_as_the_kernel_decides(M, N
     assert (plans["A"] is not None, plans["B"] is not None, plans["C"] is not None) == (loads, loads, store)
     if not loads and not store:
         assert tma.map_arguments({**BOXES, "C": (256, 32)}, M, N, K, {"A": a, "B": b, "C": c}) == [bytes(128)] * 3
-    source = (load_registry()["gpu_wgmma_tma"].file.parent / "tma_pipeline.cuh").read_text()
+    source = (KERNEL_HEADERS / "tma_pipeline.cuh").read_text()
     rule = source[source.index("bool maps_usable"):].split("}")[0]
     assert "K % 4 == 0 && N % 4 == 0" in rule and "(A) % 16 == 0" in rule and "(B) % 16 == 0" in rule
     rule = source[source.index("bool store_map_usable"):].split("}")[0]
@@ -90,5 +92,5 @@ def test_a_cluster_kernels_grid_is_whole_clusters(vid, M, N, grid):
     """Steps 22 and 23 pair blocks along N in clusters: the grid's width is rounded up to an even number of
     blocks, and the second block of a pair may lie wholly right of C (step 22's header says how it takes part)."""
     v = load_registry()[vid]
-    assert v.cluster == (2, 1) and v.grid(M, N) == grid
+    assert v.cluster == (2, 1) and v.launch_grid(M, N) == grid
     assert "__cluster_dims__(CLUSTER, 1, 1)" in v.file.read_text() and v.defines["CLUSTER"] == 2

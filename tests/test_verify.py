@@ -7,9 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from matmulstudy import data
-from matmulstudy.config import Shape
-from matmulstudy.verify import EPS32, FREIVALDS_LAMBDA, POISON, check, freivalds, scale, tolerance
+from matmulstudy.measure import data
+from matmulstudy.study.shapes import Shape
+from matmulstudy.measure.verify import FREIVALDS_LAMBDA, POISON, bound, elementwise, freivalds, scale
+from matmulstudy.precisions import EPS32
 
 FACTOR = 8
 KS = [1, 2, 7, 64, 256, 997, 1024, 4096, 8192]   # the study's K, and the small ones
@@ -59,7 +60,7 @@ def products(request):
 
 
 def margin(p, name, precision="fp32"):
-    return check(p[name], p["ref"], p["r"], p["K"], FACTOR, precision).margin
+    return elementwise(p[name], p["ref"], p["r"], p["K"], FACTOR, precision).margin
 
 
 @pytest.mark.parametrize("name", ["fp32 sequential", "fp32 blocked (BLAS)"])
@@ -69,14 +70,14 @@ def test_every_correct_fp32_sum_passes_with_a_margin_of_2(products, name):
 
 @pytest.mark.parametrize("name", ["tf32 to nearest", "tf32 truncated"])
 def test_tf32_arithmetic_fails_fp32s_bound_by_2x_at_every_k(products, name):
-    result = check(products[name], products["ref"], products["r"], products["K"], FACTOR)
-    assert not result.ok and result.margin >= 2 and result.fp32_margin == result.margin
+    result = elementwise(products[name], products["ref"], products["r"], products["K"], FACTOR)
+    assert not result.ok and result.margin >= 2 and result.base_margin == result.margin
 
 
 @pytest.mark.parametrize("name", ["tf32 to nearest", "tf32 truncated"])
 def test_tf32_arithmetic_passes_its_own_bound_with_a_margin_of_2(products, name):
-    result = check(products[name], products["ref"], products["r"], products["K"], FACTOR, "tf32")
-    assert result.ok and result.margin <= 0.5 and result.fp32_margin >= 2
+    result = elementwise(products[name], products["ref"], products["r"], products["K"], FACTOR, "tf32")
+    assert result.ok and result.margin <= 0.5 and result.base_margin >= 2
 
 
 def test_fp16_accumulation_fails_everywhere(products):
@@ -96,9 +97,9 @@ def test_the_derivations_numbers():
     assert np.sqrt(np.mean(z_tf32**2)) == pytest.approx(2**12 / math.sqrt(3 * K), rel=0.15)
 
 
-def test_tolerance_per_precision():
-    assert tolerance(4096, 8) == pytest.approx(8 * 2**-23 * 64)
-    assert tolerance(4096, 8, "tf32") == pytest.approx(8 * (2**-9 + 2**-23 * 64))
+def test_bound_per_precision():
+    assert bound(4096, 8) == pytest.approx(8 * 2**-23 * 64)
+    assert bound(4096, 8, "tf32") == pytest.approx(8 * (2**-9 + 2**-23 * 64))
 
 
 def test_scale_is_the_root_sum_square_of_products():
@@ -121,8 +122,8 @@ def problem():
 def test_one_element_twice_its_bound_off_is_caught(problem):
     shape, a, b, ref, r = problem
     c = a @ b
-    c[37, 41] += 2 * tolerance(shape.K, FACTOR) * r[37, 41]
-    result = check(c, ref, r, shape.K, FACTOR)
+    c[37, 41] += 2 * bound(shape.K, FACTOR) * r[37, 41]
+    result = elementwise(c, ref, r, shape.K, FACTOR)
     assert not result.ok and result.bad == 1 and result.margin == pytest.approx(2, rel=0.05)
 
 
@@ -131,14 +132,14 @@ def test_one_missing_tile_of_products_is_caught(problem):
     shape, a, b, ref, r = problem
     c = a @ b
     c[5, 6] -= np.dot(a[5, 512:528], b[512:528, 6])
-    assert not check(c, ref, r, shape.K, FACTOR).ok
+    assert not elementwise(c, ref, r, shape.K, FACTOR).ok
 
 
 def test_nan_never_passes(problem):
     shape, a, b, ref, r = problem
     c = a @ b
     c[0, 0] = np.nan
-    result = check(c, ref, r, shape.K, FACTOR)
+    result = elementwise(c, ref, r, shape.K, FACTOR)
     assert not result.ok and result.nan == 1 and np.isnan(result.max_error) and np.isnan(result.margin)
 
 
@@ -146,7 +147,7 @@ def test_unwritten_element_is_caught_and_counted(problem):
     shape, a, b, ref, r = problem
     c = a @ b
     c[-1, -3:] = POISON
-    result = check(c, ref, r, shape.K, FACTOR)
+    result = elementwise(c, ref, r, shape.K, FACTOR)
     assert not result.ok and result.unwritten == 3 and result.bad == 3
 
 
@@ -154,18 +155,18 @@ def test_int32_must_be_exact():
     a, b = data.make_inputs(Shape(9, 5, 33), 3, "int32")
     ref, r = data.reference(a, b)
     c = a @ b
-    result = check(c, ref, r, 33, FACTOR)
-    assert result.ok and result.tolerance == 0 and result.margin == 0
+    result = elementwise(c, ref, r, 33, FACTOR)
+    assert result.ok and result.bound == 0 and result.margin == 0
     c[2, 2] += 1
-    result = check(c, ref, r, 33, FACTOR)
+    result = elementwise(c, ref, r, 33, FACTOR)
     assert not result.ok and result.margin == float("inf")
 
 
 def test_one_by_one_by_one():
     a, b = np.array([[0.5]], np.float32), np.array([[-0.25]], np.float32)
     ref, r = data.reference(a, b)
-    assert check(a @ b, ref, r, 1, FACTOR).ok
-    assert not check(np.array([[0.0]], np.float32), ref, r, 1, FACTOR).ok
+    assert elementwise(a @ b, ref, r, 1, FACTOR).ok
+    assert not elementwise(np.array([[0.0]], np.float32), ref, r, 1, FACTOR).ok
 
 
 # --- Freivalds' check (an explicit option for shapes beyond the GPU's memory) ----
@@ -179,7 +180,7 @@ def big():
     a, b = data.make_inputs(Shape(300, 260, 700), 5)
     c = a @ b
     r = scale(a, b)
-    tau = FREIVALDS_LAMBDA * tolerance(700, FACTOR) * np.sqrt((r**2).sum(axis=1))
+    tau = FREIVALDS_LAMBDA * bound(700, FACTOR) * np.sqrt((r**2).sum(axis=1))
     return a, b, c, tau
 
 
@@ -203,9 +204,9 @@ def test_freivalds_misses_small_errors_that_the_element_wise_check_catches(big):
     a, b, c, _ = big
     ref, r = data.reference(a, b)
     wrong = c.copy()
-    wrong[10, 10] += 5 * tolerance(700, FACTOR) * r[10, 10]
+    wrong[10, 10] += 5 * bound(700, FACTOR) * r[10, 10]
     assert freivalds(wrong, a, b, FACTOR, VECTORS, seed=1).ok
-    assert not check(wrong, ref, r, 700, FACTOR).ok
+    assert not elementwise(wrong, ref, r, 700, FACTOR).ok
 
 
 def test_freivalds_misses_a_cancelling_pair_with_probability_two_to_minus_k(big):
@@ -242,7 +243,7 @@ def test_freivalds_is_exact_for_int32():
     assert freivalds(c, a, b, FACTOR, 4, seed=0).ok
     c[17, 5] += 1
     result = freivalds(c, a, b, FACTOR, 1, seed=0)    # one vector suffices: +-1 never cancels alone
-    assert not result.ok and result.tolerance == 0 and result.max_error == 1
+    assert not result.ok and result.bound == 0 and result.max_error == 1
 
 
 def test_freivalds_on_one_by_one_by_one():

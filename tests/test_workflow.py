@@ -15,8 +15,9 @@ import pytest
 import yaml
 
 from conftest import ROOT, fresh_copy, snakemake
-from matmulstudy import snapshot
-from matmulstudy.config import bench_jobs, builds, check_method, validate
+from matmulstudy.study import snapshot
+from matmulstudy.study.plan import bench_jobs, builds, reference_kind
+from matmulstudy.study.settings import validate
 
 
 def job_counts(stdout: str) -> dict[str, int]:
@@ -30,7 +31,7 @@ def test_dry_run_builds_the_expected_dag(tmp_path, default_config, registry, ncu
                      "--config", "label=h100", "arch=sm_90", f"ncu={str(ncu).lower()}")
     assert proc.returncode == 0, proc.stderr
     settings = validate(dict(default_config, ncu=ncu), registry)
-    n_inputs = len(settings.grid()) * len(settings.seeds) * len(settings.dtypes)
+    n_inputs = len(settings.sweep()) * len(settings.seeds) * len(settings.dtypes)
     built = builds(settings, registry)
     cuda_builds = [(v, d) for v, d in built if v.backend == "cuda"]
     counts = job_counts(proc.stdout)
@@ -48,7 +49,8 @@ def test_dry_run_builds_the_expected_dag(tmp_path, default_config, registry, ncu
     if ncu:
         expected["profile_kernel"] = sum(v.is_gpu for v in registry.values())
     assert counts == expected
-    assert all(check_method(s, settings.check, True) == "gpu" for s in settings.grid())   # every element, every shape
+    # every element, every shape
+    assert all(reference_kind(s, settings.checking, True) == "gpu" for s in settings.sweep())
     assert len(cuda_builds) == sum(len(v.dtypes) for v in registry.values() if v.backend == "cuda")
     assert "results/h100/build/int32/gpu_tiled.cubin" in proc.stdout
     assert "reports/h100/figures/progression.png" in proc.stdout
@@ -200,9 +202,9 @@ def test_a_variant_that_fails_costs_only_itself(tmp_path):
     repo, work = tmp_path / "repo", tmp_path / "study"
     repo.mkdir()
     fresh_copy(repo)
-    (repo / "kernels" / "90_cpu_broken.c").write_text(BROKEN_C)
-    (repo / "kernels" / "91_cpu_wrong.c").write_text(WRONG_C)
-    entries = [{"id": vid, "backend": "c", "role": "cpu_baseline", "file": f"{n}_{vid}.c", "max_size": 512,
+    (repo / "kernels" / "baselines" / "90_cpu_broken.c").write_text(BROKEN_C)
+    (repo / "kernels" / "baselines" / "91_cpu_wrong.c").write_text(WRONG_C)
+    entries = [{"id": vid, "backend": "c", "role": "cpu_baseline", "file": f"baselines/{n}_{vid}.c", "max_size": 512,
                 "title": title, "source": "tests/test_workflow.py"}
                for vid, n, title in (("cpu_broken", 90, "CPU broken"), ("cpu_wrong", 91, "CPU wrong"))]
     with open(repo / "kernels" / "registry.yaml", "a") as fh:

@@ -4,7 +4,8 @@
 #   snakemake -s workflow/render.smk --cores 1 --forceall --report reports/report.html --report-after-run
 from snakemake.utils import min_version
 
-from matmulstudy.figures import GPUS_OUTPUTS, report_outputs
+from matmulstudy.report.figures import GPUS_OUTPUTS, report_outputs
+from matmulstudy.study import paths
 
 min_version("9.0")
 
@@ -12,7 +13,7 @@ min_version("9.0")
 report: "report/workflow.rst"
 
 
-REPORT_LABELS = sorted(l for l in glob_wildcards("reports/{label}/results.csv").label if "/" not in l)
+REPORT_LABELS = sorted(l for l in glob_wildcards(paths.study_file("results")).label if "/" not in l)
 
 
 include: "rules/report.smk"

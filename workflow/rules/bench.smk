@@ -8,12 +8,12 @@
 
 rule query_gpu:
     output:
-        "results/{label}/gpu.json",
+        paths.GPU_FACTS,
     log:
         "logs/query_gpu/{label}.log",
     resources:
         gpu=1,
-        gpu_model=gpu_model,
+        gpu_model=RUN.gpu_model,
         runtime=5,
     priority: 100
     script:
@@ -22,21 +22,21 @@ rule query_gpu:
 
 rule measure_variant:
     input:
-        unpack(bench_inputs),
+        unpack(lambda wc: RUN.bench_inputs(wc.label, wc.variant, wc.dtype, wc.seed)),
     output:
-        "results/{label}/bench/{dtype}/{variant}_s{seed}.csv",
+        paths.SAMPLES,
     log:
         "logs/measure_variant/{label}/{dtype}/{variant}_s{seed}.log",
     params:
-        problems=bench_problems,
+        problems=lambda wc: RUN.bench_problems(wc.variant, wc.dtype, wc.seed),
         timing=SETTINGS.timing,
-        check=SETTINGS.check,
+        checking=SETTINGS.checking,
         config_hash=SETTINGS.hash,
     resources:
         # every measuring job of a study asks for the study's GPU: on Slurm they
         # run as one job on one node (profiles/slurm), CPU baselines included
-        gpu=int(USES_GPU),
-        gpu_model=gpu_model,
+        gpu=int(RUN.uses_gpu),
+        gpu_model=RUN.gpu_model,
         runtime=10,   # minutes for one variant's sweep (under a minute on an H100)
         mem_mb=16000,
     threads: workflow.cores

@@ -5,28 +5,22 @@
 
 rule collect_results:
     input:
-        bench=lambda wc: bench_csvs(wc.label),
-        resources=lambda wc: resource_reports(wc.label),
-        sass=lambda wc: sass_reports(wc.label),
-        ncu=lambda wc: ncu_reports(wc.label),
-        sanitizer=lambda wc: sanitizer_reports(wc.label),
-        tuning=lambda wc: tuning_tables(wc.label),
-        gpu=lambda wc: gpu_json(wc.label),
+        bench=lambda wc: RUN.samples(wc.label),
+        resources=lambda wc: RUN.resource_reports(wc.label),
+        sass=lambda wc: RUN.sass_reports(wc.label),
+        ncu=lambda wc: RUN.ncu_reports(wc.label),
+        sanitizer=lambda wc: RUN.sanitizer_reports(wc.label),
+        tuning=lambda wc: RUN.tuning_tables(wc.label),
+        gpu=lambda wc: RUN.gpu_facts(wc.label),
     output:
-        results="reports/{label}/results.csv",
-        summary="reports/{label}/summary.csv",
-        hardware="reports/{label}/hardware.csv",
-        failures="reports/{label}/failures.txt",
-        skipped="reports/{label}/skipped.csv",
-        gpu="reports/{label}/gpu.json",
-        registry="reports/{label}/registry.yaml",
-        config="reports/{label}/config.yaml",
-        **({"sanitizer": "reports/{label}/sanitizer.csv"} if SETTINGS.sanitizer else {}),
-        **({"tuning": "reports/{label}/tuning.csv"} if TUNED else {}),
+        **{key: paths.study_file(key) for key in
+           ("results", "summary", "hardware", "failures", "skipped", "gpu", "registry", "config")},
+        **({"sanitizer": paths.study_file("sanitizer")} if SETTINGS.sanitizer else {}),
+        **({"tuning": paths.study_file("tuning")} if RUN.tuned else {}),
     log:
         "logs/collect_results/{label}.log",
     params:
         settings=SETTINGS,
-        skipped=SKIPPED,
+        skipped=RUN.skipped,
     script:
         "../scripts/collect_results.py"

@@ -7,20 +7,20 @@
 
 rule build:
     input:
-        lambda wc: resource_reports(LABEL) + sass_reports(LABEL),
+        lambda wc: RUN.resource_reports(LABEL) + RUN.sass_reports(LABEL),
 
 
 rule compile_kernel:
     wildcard_constraints:
-        variant=variant_pattern(("cuda", "c")),
+        variant=RUN.variant_pattern(("cuda", "c")),
         ext="cubin|so",
     input:
-        unpack(tuned_choice),
+        unpack(lambda wc: RUN.tuned_choice(wc.label, wc.variant)),
         source=lambda wc: str(REGISTRY[wc.variant].file),
         headers=KERNEL_HEADERS,   # what the kernels include: a change rebuilds them
     output:
-        binary="results/{label}/build/{dtype}/{variant}.{ext}",
-        resources="results/{label}/build/{dtype}/{variant}.{ext}.json",
+        binary=paths.BINARY,
+        resources=paths.RESOURCES,
     log:
         "logs/compile_kernel/{label}/{dtype}/{variant}.{ext}.log",
     params:
@@ -31,9 +31,9 @@ rule compile_kernel:
 
 rule compile_harness:
     input:
-        source=str(HARNESS_SOURCE),
+        source=str(paths.HARNESS_SOURCE),
     output:
-        "results/{label}/build/harness.cubin",
+        paths.HARNESS,
     log:
         "logs/compile_harness/{label}.log",
     params:
@@ -44,9 +44,9 @@ rule compile_harness:
 
 rule compile_launcher:
     input:
-        source=str(LAUNCHER_SOURCE),
+        source=str(paths.LAUNCHER_SOURCE),
     output:
-        "results/{label}/build/launch",
+        paths.LAUNCHER,
     log:
         "logs/compile_launcher/{label}.log",
     script:
@@ -55,10 +55,10 @@ rule compile_launcher:
 
 rule inspect_sass:
     input:
-        cubin="results/{label}/build/{dtype}/{variant}.cubin",
-        resources="results/{label}/build/{dtype}/{variant}.cubin.json",
+        cubin=paths.fill(paths.BINARY, ext="cubin"),
+        resources=paths.fill(paths.RESOURCES, ext="cubin"),
     output:
-        "results/{label}/build/{dtype}/{variant}.sass.json",
+        paths.SASS,
     log:
         "logs/inspect_sass/{label}/{dtype}/{variant}.log",
     script:

@@ -7,7 +7,7 @@ import os
 import sys
 
 try:
-    from matmulstudy.config import read_config_file
+    from matmulstudy.study.settings import read_config_file
     from matmulstudy.errors import StudyError
 except ImportError:
     pass   # common.smk says how to install the package

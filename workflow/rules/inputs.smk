@@ -8,13 +8,13 @@
 
 rule make_inputs:
     output:
-        a="results/inputs/{dtype}/{shape}_s{seed}/A.npy",
-        b="results/inputs/{dtype}/{shape}_s{seed}/B.npy",
+        a=paths.INPUT_A,
+        b=paths.INPUT_B,
     log:
         "logs/make_inputs/{dtype}/{shape}_s{seed}.log",
     params:
-        gpu_json=gpu_json(LABEL),
-        gpu_log=f"logs/query_gpu/{LABEL}.log" if USES_GPU else None,
+        gpu_json=RUN.gpu_facts(LABEL),
+        gpu_log=paths.GPU_LOG.format(label=LABEL) if RUN.uses_gpu else None,
     script:
         "../scripts/make_inputs.py"
 
@@ -24,8 +24,8 @@ rule make_reference:
         a=rules.make_inputs.output.a,
         b=rules.make_inputs.output.b,
     output:
-        ref="results/inputs/{dtype}/{shape}_s{seed}/ref.npy",
-        scale="results/inputs/{dtype}/{shape}_s{seed}/scale.npy",
+        ref=paths.REFERENCE,
+        scale=paths.SCALE,
     log:
         "logs/make_reference/{dtype}/{shape}_s{seed}.log",
     threads: workflow.cores

@@ -6,16 +6,16 @@
 
 rule profile_kernel:
     input:
-        unpack(lambda wc: {"gpu": f"results/{wc.label}/gpu.json"} | (
-            {"cubin": f"results/{wc.label}/build/float32/{wc.variant}.cubin"}
+        unpack(lambda wc: {"gpu": paths.GPU_FACTS.format(label=wc.label)} | (
+            {"cubin": paths.binary(wc.label, REGISTRY[wc.variant], "float32")}
             if REGISTRY[wc.variant].backend == "cuda" else {})),
     output:
-        "results/{label}/ncu/{variant}_{shape}.json",
+        paths.NCU,
     log:
         "logs/profile_kernel/{label}/{variant}_{shape}.log",
     resources:
         gpu=1,
-        gpu_model=gpu_model,
+        gpu_model=RUN.gpu_model,
         runtime=5,
     threads: workflow.cores
     script:

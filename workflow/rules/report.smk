@@ -2,27 +2,29 @@
 # registry and settings: after collect_results in a study, or from the
 # committed tables alone by workflow/render.smk. Figures go into Snakemake's
 # HTML report (snakemake --report) with their captions, in their categories
-# (matmulstudy/figures.py, the one table of figures), one subcategory per GPU.
-from matmulstudy.figures import FIGURES, GPUS_OUTPUTS
+# (matmulstudy/report/figures.py, the one table of figures), one subcategory
+# per GPU.
+from matmulstudy import precisions
+from matmulstudy.report.figures import FIGURES, GPUS_OUTPUTS
+from matmulstudy.study import paths
 
 
 rule plot_report:
     input:
-        results="reports/{label}/results.csv",
-        summary=report("reports/{label}/summary.csv", caption="../report/summary.rst",
+        results=paths.study_file("results"),
+        summary=report(paths.study_file("summary"), caption="../report/summary.rst",
                        category="6. Tables", subcategory="{label}"),
-        hardware="reports/{label}/hardware.csv",
-        gpu="reports/{label}/gpu.json",
-        registry="reports/{label}/registry.yaml",
-        config="reports/{label}/config.yaml",
+        **{key: paths.study_file(key) for key in ("hardware", "gpu", "registry", "config")},
     output:
-        **{f.name: report(f"reports/{{label}}/figures/{f.name}.svg", caption=f"../report/{f.caption}",
+        **{f.name: report(paths.fill(paths.FIGURE, name=f.name, ext="svg"), caption=f"../report/{f.caption}",
                           category=f.category, subcategory="{label}") for f in FIGURES},
-        png=[f"reports/{{label}}/figures/{f.name}.png" for f in FIGURES],
-        page="reports/{label}/README.md",
-        provenance="reports/{label}/provenance.rst",
+        png=[paths.fill(paths.FIGURE, name=f.name, ext="png") for f in FIGURES],
+        page=paths.study_file("page"),
+        provenance=paths.study_file("provenance"),
     log:
         "logs/plot_report/{label}.log",
+    params:
+        precisions=[p.describe() for p in precisions.others()],   # the captions of their chapters' figures
     wildcard_constraints:
         label=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
     script:
@@ -31,8 +33,8 @@ rule plot_report:
 
 rule plot_gpus:
     input:
-        summaries=lambda wc: expand("reports/{label}/summary.csv", label=REPORT_LABELS),
-        pages=lambda wc: expand("reports/{label}/README.md", label=REPORT_LABELS),
+        summaries=lambda wc: [paths.study_file("summary", label) for label in REPORT_LABELS],
+        pages=lambda wc: [paths.study_file("page", label) for label in REPORT_LABELS],
     output:
         svg=report(GPUS_OUTPUTS[0], caption="../report/progression_by_gpu.rst", category="7. Across GPUs"),
         png=GPUS_OUTPUTS[1],

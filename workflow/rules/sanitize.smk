@@ -6,20 +6,20 @@
 
 rule sanitize_kernel:
     wildcard_constraints:
-        variant=variant_pattern(("cuda",)),
+        variant=RUN.variant_pattern(("cuda",)),
     input:
-        cubin="results/{label}/build/float32/{variant}.cubin",
-        launcher="results/{label}/build/launch",
-        gpu="results/{label}/gpu.json",
+        cubin=paths.fill(paths.BINARY, dtype="float32", ext="cubin"),
+        launcher=paths.LAUNCHER,
+        gpu=paths.GPU_FACTS,
     output:
-        "results/{label}/sanitizer/{variant}.csv",
+        paths.SANITIZER,
     log:
         "logs/sanitize_kernel/{label}/{variant}.log",
     params:
         shapes=SETTINGS.sanitizer_shapes,
     resources:
         gpu=1,
-        gpu_model=gpu_model,
+        gpu_model=RUN.gpu_model,
         runtime=15,
     script:
         "../scripts/sanitize_kernel.py"

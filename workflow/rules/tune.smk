@@ -8,24 +8,24 @@
 
 rule tune_variant:
     wildcard_constraints:
-        variant=TUNED_PATTERN,
+        variant=RUN.tuned_pattern,
     input:
         source=lambda wc: str(REGISTRY[wc.variant].file),
         headers=KERNEL_HEADERS,
-        gpu="results/{label}/gpu.json",
+        gpu=paths.GPU_FACTS,
     output:
-        table="results/{label}/tuning/{variant}.csv",
-        chosen="results/{label}/tuning/{variant}.json",
+        table=paths.fill(paths.TUNING, ext="csv"),
+        chosen=paths.fill(paths.TUNING, ext="json"),
     log:
         "logs/tune_variant/{label}/{variant}.log",
     params:
         arch=ARCH,
         size=SETTINGS.tune_size,
         budget_s=SETTINGS.tune_budget_s,
-        check=SETTINGS.check,
+        checking=SETTINGS.checking,
     resources:
         gpu=1,
-        gpu_model=gpu_model,
+        gpu_model=RUN.gpu_model,
         runtime=lambda wc: int(SETTINGS.tune_budget_s // 60) + 10,
     threads: workflow.cores
     script:

@@ -4,11 +4,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from matmulstudy import registry, results, rulescript, snapshot
+from matmulstudy.report import results
+from matmulstudy.study import rulescript, snapshot
+from matmulstudy.study.registry import load_registry
 
 
 def main(snakemake, log):
-    reg = registry.load_registry()
+    reg = load_registry()
     gpu = snakemake.input.gpu[0] if snakemake.input.gpu else None
     df = results.collect(snakemake.input.bench, gpu, reg)
     df.to_csv(snakemake.output.results, index=False)

@@ -1,7 +1,8 @@
-# Build the harness's blocking kernel (matmulstudy/harness.cu).
+# Build the harness's kernels (matmulstudy/gpu/harness.cu): blocking the stream, flushing L2, the check.
 from pathlib import Path
 
-from matmulstudy import build, rulescript
+from matmulstudy.measure import build
+from matmulstudy.study import rulescript
 
 
 def main(snakemake, log):

@@ -4,12 +4,14 @@
 import json
 from pathlib import Path
 
-from matmulstudy import build, registry, rulescript
 from matmulstudy.errors import StudyError
+from matmulstudy.measure import build
+from matmulstudy.study import rulescript
+from matmulstudy.study.registry import load_registry
 
 
 def main(snakemake, log):
-    variant = registry.load_registry()[snakemake.wildcards.variant]
+    variant = load_registry()[snakemake.wildcards.variant]
     if snakemake.input.get("chosen"):   # the study tunes it: the chosen candidate's defines
         with open(snakemake.input.chosen) as fh:
             variant = variant.with_defines(json.load(fh))

@@ -1,7 +1,8 @@
-# Build the native launcher that compute-sanitizer runs (matmulstudy/launch.cu).
+# Build the native launcher that compute-sanitizer runs (matmulstudy/gpu/launch.cu).
 from pathlib import Path
 
-from matmulstudy import rulescript, sanitize
+from matmulstudy.measure import sanitize
+from matmulstudy.study import rulescript
 
 
 def main(snakemake, log):

@@ -1,11 +1,13 @@
 # The instruction mix of a kernel's main loop, from its machine code (none for a failed build).
 import json
 
-from matmulstudy import build, hardware, registry, rulescript
+from matmulstudy.measure import build, hardware
+from matmulstudy.study import rulescript
+from matmulstudy.study.registry import load_registry
 
 
 def main(snakemake, log):
-    variant = registry.load_registry()[snakemake.wildcards.variant]
+    variant = load_registry()[snakemake.wildcards.variant]
     record = {"variant": variant.id, "dtype": snakemake.wildcards.dtype}
     failed = build.failed_build(snakemake.input.resources)
     if failed:

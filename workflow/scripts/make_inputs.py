@@ -2,9 +2,11 @@
 import os
 from pathlib import Path
 
-from matmulstudy import data, host, rulescript
-from matmulstudy.config import Shape
 from matmulstudy.errors import StudyError
+from matmulstudy.gpu import host
+from matmulstudy.measure import data
+from matmulstudy.study import rulescript
+from matmulstudy.study.shapes import Shape
 
 
 def main(snakemake, log):

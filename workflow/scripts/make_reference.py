@@ -3,7 +3,9 @@ import time
 
 import numpy as np
 
-from matmulstudy import data, host, rulescript
+from matmulstudy.gpu import host
+from matmulstudy.measure import data
+from matmulstudy.study import rulescript
 
 
 def main(snakemake, log):

@@ -7,9 +7,11 @@ import traceback
 
 import pandas as pd
 
-from matmulstudy import bench, build, data, provenance, registry, rulescript
-from matmulstudy.config import Shape
 from matmulstudy.errors import StudyError
+from matmulstudy.measure import bench, build, data
+from matmulstudy.study import provenance, rulescript
+from matmulstudy.study.registry import load_registry
+from matmulstudy.study.shapes import Shape
 
 GPU_FACTS = {"uuid": "gpu_uuid", "compute_capability": "compute_capability",
              "driver_version": "driver_version", "driver_cuda_version": "driver_cuda_version",
@@ -32,7 +34,7 @@ def facts(snakemake) -> dict:
 
 def main(snakemake, log):
     inp = snakemake.input
-    variant = registry.load_registry()[snakemake.wildcards.variant]
+    variant = load_registry()[snakemake.wildcards.variant]
     seed, dtype = int(snakemake.wildcards.seed), snakemake.wildcards.dtype
     problems = snakemake.params.problems
     failed = build.failed_build(inp.build) if inp.get("build") else None
@@ -67,7 +69,7 @@ def measure_all(snakemake, variant, seed, problems, frames):
     with contextlib.ExitStack() as stack:
         session = None
         if variant.is_gpu or any(p["check"] == "gpu" for p in problems):
-            from matmulstudy.gpu import GpuSession
+            from matmulstudy.gpu.session import GpuSession
             session = stack.enter_context(GpuSession())
         for problem in problems:
             shape = Shape.parse(problem["shape"])
@@ -75,12 +77,12 @@ def measure_all(snakemake, variant, seed, problems, frames):
             with contextlib.ExitStack() as per_shape:
                 reference = None
                 if problem["check"] == "gpu":
-                    from matmulstudy.devicecheck import DeviceReference
+                    from matmulstudy.measure.devicecheck import DeviceReference
                     reference = per_shape.enter_context(DeviceReference(session, inp.harness, a, b))
                 elif problem["check"] == "cpu":
                     reference = bench.HostReference(data.load(problem["ref"]), data.load(problem["scale"]))
                 rows = bench.measure(variant, shape, seed, a, b, inp.get("binary"), snakemake.params.timing,
-                                     snakemake.params.check, harness=inp.get("harness"), session=session,
+                                     snakemake.params.checking, harness=inp.get("harness"), session=session,
                                      reference=reference)
             frames.append(rows)
             print(f"{variant.id} {shape.tag}: " + bench.describe(rows), flush=True)

@@ -1,7 +1,8 @@
 # The progression on every GPU side by side, and the index of the studies.
 from pathlib import Path
 
-from matmulstudy import render, rulescript
+from matmulstudy.report import render
+from matmulstudy.study import rulescript
 
 
 def main(snakemake, log):

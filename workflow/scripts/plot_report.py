@@ -1,7 +1,8 @@
 # Draw one study's figures, summary page and caption facts from its tables.
 from pathlib import Path
 
-from matmulstudy import render, rulescript
+from matmulstudy.report import render
+from matmulstudy.study import rulescript
 
 
 def main(snakemake, log):

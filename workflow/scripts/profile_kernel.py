@@ -4,13 +4,15 @@ import json
 import subprocess
 import sys
 
-from matmulstudy import hardware, registry, rulescript
 from matmulstudy.errors import StudyError
+from matmulstudy.measure import hardware
+from matmulstudy.study import rulescript
+from matmulstudy.study.registry import load_registry
 
 
 def main(snakemake, log):
-    variant = registry.load_registry()[snakemake.wildcards.variant]
-    cmd = hardware.ncu_command() + [sys.executable, "-m", "matmulstudy.launch_once", variant.id,
+    variant = load_registry()[snakemake.wildcards.variant]
+    cmd = hardware.ncu_command() + [sys.executable, "-m", "matmulstudy.tools.launch_once", variant.id,
                                     snakemake.wildcards.shape] + ([snakemake.input.cubin] if variant.is_built else [])
     print("$ " + " ".join(cmd), flush=True)
     proc = subprocess.run(cmd, capture_output=True, text=True)

@@ -4,18 +4,20 @@
 # no GPU is usable.
 import json
 
-from matmulstudy import host, nvml, rulescript
 from matmulstudy.errors import StudyError
-from matmulstudy.gpu import GpuSession
+from matmulstudy.gpu import host, nvml
+from matmulstudy.gpu.facts import copy_bandwidth, device_facts
+from matmulstudy.gpu.session import GpuSession
+from matmulstudy.study import rulescript
 
 
 def main(snakemake, log):
     with GpuSession() as gpu:
-        info = gpu.info()
+        info = device_facts(gpu)
         monitor = nvml.Monitor(info["pci_bus_id"])
         info.update(monitor.facts())
         monitor.close()
-        info.update(gpu.copy_bandwidth())
+        info.update(copy_bandwidth(gpu))
     try:
         info["uuid"] = host.visible_gpu()["uuid"]
     except StudyError as err:

@@ -1,11 +1,13 @@
 # compute-sanitizer's four tools on one launch of one cuda variant per shape.
 import json
 
-from matmulstudy import build, registry, rulescript, sanitize
+from matmulstudy.measure import build, sanitize
+from matmulstudy.study import rulescript
+from matmulstudy.study.registry import load_registry
 
 
 def main(snakemake, log):
-    variant = build.built_variant(registry.load_registry()[snakemake.wildcards.variant], snakemake.input.cubin)
+    variant = build.built_variant(load_registry()[snakemake.wildcards.variant], snakemake.input.cubin)
     table = sanitize.sanitize(variant, snakemake.input.cubin, snakemake.input.launcher,
                               list(snakemake.params.shapes), log,
                               sms=json.loads(open(snakemake.input.gpu).read())["sm_count"])

@@ -1,13 +1,15 @@
 # Tune one variant's free parameters on this GPU: every candidate of its search space, and the choice.
 import json
 
-from matmulstudy import registry, rulescript, tune
+from matmulstudy.measure import tune
+from matmulstudy.study import rulescript
+from matmulstudy.study.registry import load_registry
 
 
 def main(snakemake, log):
-    variant = registry.load_registry()[snakemake.wildcards.variant]
+    variant = load_registry()[snakemake.wildcards.variant]
     p = snakemake.params
-    table = tune.sweep(variant, variant.search, p.size, p.budget_s, p.arch, p.check, log=log)
+    table = tune.sweep(variant, variant.search, p.size, p.budget_s, p.arch, p.checking, log=log)
     table.to_csv(snakemake.output.table, index=False)
     chosen = tune.chosen_defines(table, variant)
     with open(snakemake.output.chosen, "w") as fh:

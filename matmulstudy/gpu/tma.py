@@ -1,0 +1,164 @@
+"""Tensor maps for the copy engine (TMA), and the parameters of a kernel that takes them.
+
+A kernel of the registry with `tensor_maps: {A: [rows, cols], B: [rows,
+cols]}` (and C: [rows, cols], to store C with the copy engine too) takes,
+after the study's (M, N, K, A, B, C), one CUtensorMap per matrix, by value
+(`const __grid_constant__ CUtensorMap`): 128 bytes made on the host by the
+driver's cuTensorMapEncodeTiled, which describe the row-major float32
+matrix in global memory and the box (rows x cols elements) one copy brings
+into shared memory, with the 128-byte swizzle.
+PyCUDA does not wrap that function; it is called here in the driver itself
+(libcuda, through ctypes), as the CUDA programming guide's TMA section does
+through the runtime's entry-point query.
+
+Such a kernel is also launched through the driver here (DriverKernel), in
+the session's context, on the same default stream: PyCUDA's prepared_call
+hands the driver the parameters as one packed buffer (cuLaunchKernel's
+`extra`), and the driver refuses that buffer for these 384 bytes of
+parameters with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (measured on the H100,
+CUDA 13 driver), while the same launch with one pointer per parameter
+(`kernelParams`, as the runtime's cudaLaunchKernel does) runs.
+
+The copy engine needs every row of a matrix to start on 16 bytes: a row
+stride that is a multiple of 16 bytes (its columns a multiple of 4) and a
+16-byte-aligned base. Where that does not hold (K or N odd, say), no map can
+describe the matrix; the host passes 128 zero bytes, and the kernel, which
+applies the same rule to its own arguments (`plan` here, maps_usable and
+store_map_usable in kernels/common/tma_pipeline.cuh), loads those slices itself
+(A and B: both maps or neither) or stores C itself.
+
+Everything but `encode` runs without a GPU (tests/test_tma.py).
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+
+from ..errors import StudyError
+
+MAP_BYTES = 128          # sizeof(CUtensorMap)
+MAP_ALIGN = 128          # alignof(CUtensorMap) in CUDA 13's cuda.h (kernels/common/hopper.cuh asserts both)
+ELEMENT_BYTES = 4        # float32
+SWIZZLE_BYTES = 128      # CU_TENSOR_MAP_SWIZZLE_128B: a box row of at most 128 bytes
+MAX_BOX = 256            # a box spans at most 256 elements in each dimension
+
+# cuda.h's enumerators (CUDA 12 and 13)
+_FLOAT32, _INTERLEAVE_NONE, _SWIZZLE_128B, _L2_PROMOTION_256B, _OOB_FILL_ZEROS = 7, 0, 3, 3, 0
+_MAX_DYNAMIC_SHARED = 8   # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+
+
+def check_box(name: str, box, where: str) -> tuple[int, int]:
+    """A box (rows, cols) that a 128-byte-swizzled float32 tensor map accepts, or a StudyError saying why not."""
+    rows, cols = box
+    if not (1 <= rows <= MAX_BOX and 1 <= cols and cols * ELEMENT_BYTES <= SWIZZLE_BYTES
+            and cols * ELEMENT_BYTES % 16 == 0):
+        raise StudyError(f"{where}: tensor_maps {name} box {rows}x{cols} is not one the copy engine takes with the "
+                         f"128-byte swizzle: rows 1..{MAX_BOX}, cols a multiple of 4 up to "
+                         f"{SWIZZLE_BYTES // ELEMENT_BYTES} (float32)")
+    return rows, cols
+
+
+@dataclass(frozen=True)
+class MapPlan:
+    """What cuTensorMapEncodeTiled is given for one row-major rows x cols float32 matrix."""
+    dims: tuple          # (cols, rows): innermost first
+    row_bytes: int       # the stride between rows
+    box: tuple           # (box cols, box rows): innermost first
+
+
+def usable(rows: int, cols: int, address: int) -> bool:
+    """Whether the copy engine can describe this matrix: its rows start on 16 bytes."""
+    return cols * ELEMENT_BYTES % 16 == 0 and address % 16 == 0 and rows <= 2**32 and cols <= 2**32
+
+
+def plan(boxes: dict, M: int, N: int, K: int, addresses: dict) -> dict:
+    """The maps of A (M x K), B (K x N) and C (M x N) named in boxes {matrix: (rows, cols)}, at device
+    addresses {matrix: address}: a MapPlan each, or None where the kernel goes without it. A and B come
+    together or not at all (the kernel's producer uses both or neither): both need their rows on 16 bytes
+    (K % 4 == 0, N % 4 == 0, 16-byte aligned); C needs N % 4 == 0 and a 16-byte-aligned C."""
+    shapes = {"A": (M, K), "B": (K, N), "C": (M, N)}
+    ok = {name: usable(*shapes[name], addresses[name]) for name in boxes}
+    loads = ok["A"] and ok["B"]
+    return {name: MapPlan((shapes[name][1], shapes[name][0]), shapes[name][1] * ELEMENT_BYTES,
+                          tuple(reversed(boxes[name])))
+            if (loads if name in "AB" else ok[name]) else None for name in boxes}
+
+
+_driver = None
+
+
+def _library():
+    """libcuda, the driver PyCUDA also runs on (its functions return a CUresult, 0 for success)."""
+    global _driver
+    if _driver is None:
+        try:
+            _driver = ctypes.CDLL("libcuda.so.1")
+        except OSError as err:
+            raise StudyError(f"cannot make tensor maps: the CUDA driver library is not loadable ({err}); "
+                             "the TMA steps need an NVIDIA driver (R525 or newer)") from None
+    return _driver
+
+
+def _encode_function():
+    fn = _library().cuTensorMapEncodeTiled
+    fn.restype = ctypes.c_int
+    return fn
+
+
+def encode(p: MapPlan, address: int) -> bytes:
+    """The 128-byte CUtensorMap of plan p for the matrix at device address `address` (driver call)."""
+    u64, u32 = ctypes.c_uint64, ctypes.c_uint32
+    out = (ctypes.c_ubyte * (MAP_BYTES + MAP_ALIGN))()   # room to align it to 128 bytes
+    start = -ctypes.addressof(out) % MAP_ALIGN
+    status = _encode_function()(
+        ctypes.c_void_p(ctypes.addressof(out) + start), _FLOAT32, u32(2), ctypes.c_void_p(address),
+        (u64 * 2)(*p.dims), (u64 * 1)(p.row_bytes), (u32 * 2)(*p.box), (u32 * 2)(1, 1),
+        _INTERLEAVE_NONE, _SWIZZLE_128B, _L2_PROMOTION_256B, _OOB_FILL_ZEROS)
+    if status != 0:
+        raise StudyError(f"cuTensorMapEncodeTiled failed with CUresult {status} for a {p.dims[1]}x{p.dims[0]} "
+                         f"matrix, box {p.box[1]}x{p.box[0]}")
+    return bytes(out[start:start + MAP_BYTES])
+
+
+def map_arguments(boxes: dict, M: int, N: int, K: int, addresses: dict) -> list[bytes]:
+    """The kernel's map arguments, in the order of `boxes` (A, B[, C]): encoded, or zeros where the kernel
+    is to go without that map."""
+    return [bytes(MAP_BYTES) if p is None else encode(p, addresses[name])
+            for name, p in plan(boxes, M, N, K, addresses).items()]
+
+
+class DriverKernel:
+    """A kernel loaded and launched through the driver (libcuda), one pointer per parameter (see above)."""
+
+    def __init__(self, cubin_path, name: str, dynamic_shared: int):
+        self._cuda = _library()
+        self.module, self.function = ctypes.c_void_p(), ctypes.c_void_p()
+        _check(self._cuda.cuModuleLoad(ctypes.byref(self.module), str(cubin_path).encode()), f"loading {cubin_path}")
+        _check(self._cuda.cuModuleGetFunction(ctypes.byref(self.function), self.module, name.encode()),
+               f"finding {name} in {cubin_path}")
+        self.shared = dynamic_shared
+        _check(self._cuda.cuFuncSetAttribute(self.function, _MAX_DYNAMIC_SHARED, dynamic_shared),
+               f"raising {name}'s shared memory limit to {dynamic_shared} bytes")
+
+    def launcher(self, grid, block, M: int, N: int, K: int, a: int, b: int, c: int, maps: list[bytes]):
+        """A call that launches it once with (M, N, K, A, B, C, maps...) on the default stream."""
+        values = [ctypes.c_int(M), ctypes.c_int(N), ctypes.c_int(K),
+                  ctypes.c_uint64(a), ctypes.c_uint64(b), ctypes.c_uint64(c)]
+        values += [ctypes.create_string_buffer(m, MAP_BYTES) for m in maps]   # the driver copies each by value
+        params = (ctypes.c_void_p * len(values))(*[ctypes.addressof(v) for v in values])
+        launch = self._cuda.cuLaunchKernel
+
+        def run():
+            _check(launch(self.function, *grid, *block, self.shared, None, params, None), "launching the kernel")
+        run.keep = values   # alive as long as the call
+        return run
+
+    def close(self) -> None:
+        """Unload its module (when the session that launched it ends)."""
+        self._cuda.cuModuleUnload(self.module)
+
+
+def _check(status: int, what: str) -> None:
+    if status != 0:
+        raise StudyError(f"CUDA driver error {status} {what}")

@@ -1,0 +1,256 @@
+"""One measurement: a variant on one shape and seed, verified, then timed.
+
+Order of work, the same for every backend:
+1. the output is poisoned (a NaN of known bits), the variant runs once, and
+   every element of the result is checked against the float64 reference
+   (verify.py's bound): on the GPU where the study has one (devicecheck.py),
+   on the CPU in a CPU-only study, or, only where the config asks for it, by
+   Freivalds' method;
+2. only a verified variant is timed: warm-up runs, then timed runs (CUDA
+   events around each launch on the GPU, an L2 flush before each in cold
+   mode: gpu/timer.py; perf_counter on the CPU), as many as criterion.py's
+   stopping criterion asks, of a function already loaded, on buffers
+   already in place;
+3. the output of the last timed run is checked again.
+A failed check gives one row with verified = False and no time, which the
+report shows as a failure and never as a point.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..errors import StudyError
+from ..gpu import host, nvml
+from ..gpu.cublas import Cublas
+from ..gpu.launch import launcher
+from ..gpu.session import GpuSession
+from ..gpu.timer import Timer
+from ..study.settings import Checking, Timing
+from ..study.shapes import Shape
+from ..study.variant import Variant
+from .criterion import Criterion, relative_noise
+from .verify import POISON, POISON_BITS, Verification, elementwise, freivalds, worst
+
+
+@dataclass(frozen=True)
+class HostReference:
+    """The float64 reference R and the scale r of one shape, on the CPU (data.reference)."""
+    ref: np.ndarray
+    scale: np.ndarray
+
+
+def _rows(variant: Variant, shape: Shape, seed: int, dtype: str, times_ms: list[float],
+          result: Verification, extra: dict, per_sample: dict | None = None) -> pd.DataFrame:
+    samples = times_ms if result.ok else [float("nan")]
+    df = pd.DataFrame({"sample": range(len(samples)), "time_ms": samples})
+    if per_sample and result.ok:
+        for key, values in per_sample.items():
+            df[key] = values
+    meta = {"variant": variant.id, "dtype": dtype, "backend": variant.backend,
+            "precision": "int32" if dtype == "int32" else variant.precision, "M": shape.M,
+            "N": shape.N, "K": shape.K, "seed": seed, "verified": result.ok, "check": result.method,
+            # 'tolerance': the bound's coefficient at this K (the column's name since the first studies)
+            "max_error": result.max_error, "tolerance": result.bound, "margin": result.margin,
+            "fp32_margin": result.base_margin, "bad_elements": result.bad,
+            "unwritten_elements": result.unwritten, **extra}
+    for key, value in meta.items():
+        df[key] = value
+    df["gflops"] = shape.flop / (df["time_ms"] * 1e-3) / 1e9
+    first = ["variant", "dtype", "M", "N", "K", "seed", "sample", "time_ms", "gflops", "verified"]
+    return df[first + [c for c in df.columns if c not in first]]
+
+
+def failure_rows(variant: Variant, shape: Shape, seed: int, dtype: str, failure: str) -> pd.DataFrame:
+    """A measurement that could not be made (the build or the run failed): one row that says why, with no
+    time and verified False, so that the study records it and plots nothing for it."""
+    return pd.DataFrame([{"variant": variant.id, "dtype": dtype, "M": shape.M, "N": shape.N, "K": shape.K,
+                          "seed": seed, "sample": 0, "time_ms": float("nan"), "gflops": float("nan"),
+                          "verified": False, "backend": variant.backend,
+                          "precision": "int32" if dtype == "int32" else variant.precision, "check": "none",
+                          "failure": failure}])
+
+
+class Verifier:
+    """How one measurement's results are verified.
+
+    reference: a devicecheck.DeviceReference (every element, on the GPU), a
+    HostReference (every element, on the CPU), or None (Freivalds' method).
+    """
+
+    def __init__(self, reference, a, b, seed: int, checking: Checking, precision: str):
+        self.reference, self.a, self.b = reference, a, b
+        self.seed, self.checking, self.precision = seed, checking, precision
+        self.on_device = reference is not None and not isinstance(reference, HostReference)
+        self.calls = 0
+        self.seconds = 0.0   # spent checking (the device reference's own build time not included)
+
+    def on_host(self, c: np.ndarray) -> Verification:
+        """Verify a result that is on the host."""
+        self.calls += 1
+        start = time.perf_counter()
+        K, tolerance = self.a.shape[1], self.checking.tolerance
+        if self.on_device:
+            result = self.reference.verify_host(c, tolerance, self.precision)
+        elif self.reference is not None:
+            result = elementwise(c, self.reference.ref, self.reference.scale, K, tolerance, self.precision)
+        else:
+            result = freivalds(c, self.a, self.b, tolerance, self.checking.freivalds_vectors,
+                               seed=(self.seed, self.calls), precision=self.precision)
+        self.seconds += time.perf_counter() - start
+        return result
+
+    def in_device_memory(self, gpu, d_c, dtype) -> Verification:
+        """Verify a result that is in the GPU's memory: there if the reference is, else copied back."""
+        if not self.on_device:
+            M, N = self.a.shape[0], self.b.shape[1]
+            return self.on_host(gpu.to_host(d_c, (M, N), dtype))
+        self.calls += 1
+        start = time.perf_counter()
+        result = self.reference.verify(d_c, self.checking.tolerance, self.precision)
+        self.seconds += time.perf_counter() - start
+        return result
+
+    def facts(self) -> dict:
+        """Where the reference came from and what checking cost, for the results row."""
+        where = {True: "gpu (cuBLAS DGEMM)", False: "cpu (NumPy float64)"}[self.on_device]
+        return {"reference": where if self.reference is not None else "none (Freivalds)",
+                "reference_s": getattr(self.reference, "seconds", None), "check_s": self.seconds}
+
+
+def _measure_gpu(variant, shape, a, b, verifier, binary, harness, timing, session=None):
+    M, N, K = shape
+    with contextlib.ExitStack() as stack:
+        gpu = session or stack.enter_context(GpuSession())
+        timer = Timer.for_session(gpu, harness)
+        if verifier.on_device:   # the reference's own copies of A and B
+            d_a, d_b = verifier.reference.d_a, verifier.reference.d_b
+        else:
+            d_a, d_b = gpu.to_device(a), gpu.to_device(b)
+            stack.callback(gpu.release, d_a, d_b)
+        d_c = gpu.empty(M * N * 4)
+        stack.callback(gpu.release, d_c)
+        extra = {"device": gpu.device.name()}
+        if variant.backend == "cuda":
+            launch = launcher(gpu, binary, variant, M, N, K, d_a, d_b, d_c)
+            grid, block = variant.launch_grid(M, N, gpu.sm_count), variant.block
+            extra.update(grid=f"{grid[0]}x{grid[1]}", block=f"{block[0]}x{block[1]}")
+            return _verify_then_time(gpu, timer, launch, d_c, shape, verifier, timing, extra, a.dtype)
+
+        blas = stack.enter_context(Cublas(variant.precision))
+        extra["library"] = f"cuBLAS {blas.version}"
+        return _verify_then_time(gpu, timer, lambda: blas.sgemm(M, N, K, d_a, d_b, d_c),
+                                 d_c, shape, verifier, timing, extra)
+
+
+def _verify_then_time(gpu, timer, launch, d_c, shape, verifier, timing: Timing, extra, dtype=np.float32):
+    M, N, _ = shape
+    gpu.fill_u32(d_c, POISON_BITS, M * N)
+    launch()
+    gpu.synchronize()
+    first = verifier.in_device_memory(gpu, d_c, dtype)
+    if not first.ok:
+        return [], first, extra, None
+    monitor = nvml.Monitor(gpu.device.pci_bus_id())
+    try:
+        timed = timer.time(launch, timing.warmup, Criterion.from_timing(timing), cold=timing.cache == "cold",
+                           monitor=monitor)
+    finally:
+        monitor.close()
+    last = verifier.in_device_memory(gpu, d_c, dtype)
+    max_clock = gpu.attribute("CLOCK_RATE") / 1000
+    per_sample = _clock_columns(timed.batch_readings, max_clock, timing.throttle_fraction)
+    extra.update(blocked=timed.blocked, cache=timing.cache, stop_reason=timed.stop_reason,
+                 noise=relative_noise(timed.times_ms), timing_s=timed.elapsed_s,
+                 max_sm_clock_mhz=max_clock, nvml=monitor.unavailable or "ok")
+    return timed.times_ms, worst(first, last), extra, per_sample
+
+
+def _clock_columns(batch_readings: list, max_clock_mhz: float, fraction: float) -> dict:
+    """Per sample: the worst NVML reading of its batch, and the throttle flag."""
+    worst_of = [nvml.worst(readings) for readings in batch_readings]
+    return {"sm_clock_mhz": [r.sm_clock_mhz for r in worst_of],
+            "mem_clock_mhz": [r.mem_clock_mhz for r in worst_of],
+            "temperature_c": [r.temperature_c for r in worst_of],
+            "power_w": [r.power_w for r in worst_of],
+            "clock_event_reasons": [nvml.reason_names(r.reasons) for r in worst_of],
+            "throttled": [nvml.throttled(r.sm_clock_mhz, max_clock_mhz, fraction) for r in worst_of]}
+
+
+def _measure_cpu(variant, shape, a, b, verifier, binary, timing: Timing):
+    M, N, K = shape
+    c = np.full((M, N), POISON, dtype=np.float32)
+    if variant.backend == "c":
+        lib = ctypes.CDLL(str(binary))
+        fn = getattr(lib, variant.kernel)
+        fn.argtypes = [ctypes.c_int] * 3 + [ctypes.c_void_p] * 3
+        fn.restype = None
+
+        def run():
+            fn(M, N, K, a.ctypes.data, b.ctypes.data, c.ctypes.data)
+        extra = {"device": host.cpu_model(), "cpu_threads": 1}
+    else:
+        def run():
+            np.matmul(a, b, out=c)
+        extra = {"device": host.cpu_model(), "cpu_threads": host.cpu_threads(),
+                 "library": host.blas_description()}
+    run()   # the verified run is also the warm-up
+    first = verifier.on_host(c)
+    if not first.ok:
+        return [], first, extra
+    criterion, times = Criterion.from_timing(timing), []
+    start = time.perf_counter()
+    while not (reason := criterion.stop(times, time.perf_counter() - start)):
+        t0 = time.perf_counter()
+        run()
+        times.append((time.perf_counter() - t0) * 1e3)
+    extra.update(stop_reason=reason, noise=relative_noise(times), timing_s=time.perf_counter() - start)
+    return times, worst(first, verifier.on_host(c)), extra
+
+
+def measure(variant: Variant, shape: Shape, seed: int, a: np.ndarray, b: np.ndarray, binary, timing: Timing,
+            checking: Checking, harness=None, session=None, reference=None) -> pd.DataFrame:
+    """Verify and time one variant; one row per timed sample.
+
+    binary: the variant's cubin or shared library, built for a's dtype;
+    timing, checking: the study's settings for both;
+    harness: the cubin of gpu/harness.cu (GPU variants);
+    session: a GpuSession to measure in (one is opened if None);
+    reference: what the result is checked against (see Verifier): a
+    DeviceReference made in `session`, a HostReference, or None for
+    Freivalds' method.
+    """
+    dtype = str(a.dtype)
+    if dtype not in variant.dtypes:
+        raise StudyError(f"{variant.id} does not run {dtype} (its dtypes: {list(variant.dtypes)})")
+    verifier = Verifier(reference, a, b, seed, checking, variant.precision)
+    if variant.is_gpu:
+        times, result, extra, per_sample = _measure_gpu(variant, shape, a, b, verifier, binary, harness, timing,
+                                                        session)
+    else:
+        per_sample = None
+        with host.blas_threads():
+            times, result, extra = _measure_cpu(variant, shape, a, b, verifier, binary, timing)
+    extra.update(verifier.facts())
+    return _rows(variant, shape, seed, dtype, times, result, extra, per_sample)
+
+
+def describe(rows: pd.DataFrame) -> str:
+    """One line for the log: the check, the samples, the median, why timing stopped."""
+    r = rows.iloc[0]
+    if not r["verified"]:
+        return (f"VERIFICATION FAILED ({r['check']}): {r['bad_elements']} wrong, "
+                f"{r['unwritten_elements']} never written, margin {r['margin']:.3g} (error over bound)")
+    text = (f"verified ({r['check']}, margin {r['margin']:.3g}), {len(rows)} samples, median {rows['time_ms'].median():.4f} ms, "
+            f"{rows['gflops'].median():,.1f} GFLOP/s")
+    if "stop_reason" in rows:
+        text += f", stopped on {r['stop_reason']} (noise {r['noise']:.2%})"
+        if "throttled" in rows and rows["throttled"].eq(True).any():
+            text += f", {int(rows['throttled'].eq(True).sum())} throttled"
+    return text

@@ -1,0 +1,69 @@
+"""When to stop timing: nvbench's stopping criterion, in a form that is tested on the CPU.
+
+Timed launches come in batches. After each batch the relative noise of all
+samples so far is computed; timing stops as soon as
+
+- there are at least `min_samples` samples and the noise is at most
+  `max_noise` ("noise"), or
+- the timed batches have taken `max_time_s` seconds of wall time ("time"), or
+- there are `max_samples` samples ("samples"),
+
+and the reason is recorded with the measurement. The noise is the
+interquartile range over the median, the same robust statistics the summary
+reports: one late sample does not keep the loop running, and a criterion met
+means the reported IQR is within max_noise of the median.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+BATCH = 64   # launches queued behind the blocker (gpu/timer.py), each with a flush and an event pair
+
+
+def relative_noise(times) -> float:
+    """(q3 - q1) / median of the samples; inf for fewer than 2."""
+    t = np.asarray(times, dtype=float)
+    if t.size < 2:
+        return float("inf")
+    q1, med, q3 = np.percentile(t, [25, 50, 75])
+    return float((q3 - q1) / med) if med > 0 else float("inf")
+
+
+@dataclass(frozen=True)
+class Criterion:
+    min_samples: int
+    max_samples: int
+    max_noise: float
+    max_time_s: float
+
+    @classmethod
+    def from_timing(cls, timing) -> "Criterion":
+        """From the study's Timing settings (study/settings.py)."""
+        return cls(timing.min_samples, timing.max_samples, timing.max_noise, timing.max_time_s)
+
+    def stop(self, times, elapsed_s: float) -> str | None:
+        """Why to stop now ('noise', 'time', 'samples'), or None to go on."""
+        n = len(times)
+        if n >= self.min_samples and relative_noise(times) <= self.max_noise:
+            return "noise"
+        if n >= self.max_samples:
+            return "samples"
+        if n >= self.min_samples and elapsed_s >= self.max_time_s:
+            return "time"
+        return None
+
+    def next_batch(self, done: int, estimate_s: float, elapsed_s: float) -> int:
+        """How many launches to queue next.
+
+        First the minimum; then as many again as there are (doubling), at
+        most BATCH, never past max_samples, and no more than the time left
+        allows at `estimate_s` per launch (but always one).
+        """
+        want = self.min_samples - done if done < self.min_samples else done
+        want = min(want, BATCH, self.max_samples - done)
+        if done >= self.min_samples and estimate_s > 0:
+            want = min(want, int((self.max_time_s - elapsed_s) / estimate_s))
+        return max(want, 1)

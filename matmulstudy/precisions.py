@@ -1,0 +1,165 @@
+"""The one table of the study's precisions: what a chapter computes in.
+
+Everything that depends on a precision reads its row here: the registry (a
+chapter's precision, whether a CPU variant may compute in it), the check (the
+input epsilon of bound (1), measure/verify.py), cuBLAS (the math mode of the
+reference every step of the precision is measured against), the GPU's facts
+(its dense rate per SM, for the peak and the roof), and the report (panel
+titles, lines and colours). Adding a precision is one row below, a chapter
+of that precision in kernels/registry.yaml, and its kernels.
+
+The base precision, FP32, is the study's own: CPU variants compute in it,
+int32 aside every fraction of a peak is of its peak, and every other
+precision's result is also held against its bound, where it must fail.
+
+The rows' input epsilons (bound (1) of measure/verify.py, which derives the
+FP32 part):
+- FP32: its inputs are used as they are, eps_in = 0.
+- TF32: each float32 input keeps 10 explicit mantissa bits (cvt.rna, or the
+  library's own rounding), so a product moves by less than 2^-10 per input:
+  eps_in = 2 * 2^-10 = 2^-9 beside FP32's eps_acc (its sums are FP32).
+  With truncated inputs each product shrinks by about 2^-10 on average: the
+  error is about 2^-10 |C_ij| plus noise, |C_ij| about r_ij for random signs
+  (largest about 6 r_ij among 8192^2 elements), a margin of about 0.4.
+  Held against FP32's bound instead, rounding to 10 mantissa bits moves each
+  product by p_k (d_a + d_b), a rounding error uniform within half an ulp
+  (2^-11 of the value at most, 2^-11 / sqrt(6) in rms): the sum has rms
+  2^-11 r / sqrt(3) whatever K is, 2^12 / sqrt(3 K) in units of FP32's
+  eps32 sqrt(K) r: 26 rms at K = 8192 (its largest element near 140, 18x the
+  bound), 74 at K = 1024. Its largest element would come within 2x of FP32's
+  bound only beyond K = 5 * 10^5: the check tells TF32 arithmetic from FP32
+  at every size of the study. FP32's worst-case bound u K^1.5 r would not.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from .errors import StudyError
+
+EPS32 = 2.0**-23   # float32 machine epsilon: every precision here sums in FP32
+
+
+@dataclass(frozen=True)
+class Cublas:
+    """How cuBLAS computes a precision's reference: cublasSgemm under this math mode."""
+    math_mode: int
+    math_name: str   # the enumerator's name in cublas_api.h
+
+
+@dataclass(frozen=True)
+class Precision:
+    id: str                 # as chapters and variants name it
+    label: str              # as the report writes it
+    unit: str               # what multiplies: "CUDA core" or "tensor core"
+    inputs: str             # the element type the kernels read
+    rounding: str           # what happens to the inputs before they are multiplied
+    eps_in: float           # bound (1): relative error of one product from its rounded inputs
+    eps_acc: float          # bound (1): rounding of each FP32 addition
+    cublas: Cublas          # the reference's call
+    rate: str               # what per_sm counts: "lanes" (FMA units) or "flop_per_clock"
+    per_sm: dict            # {compute capability: that count per SM}
+    flop_per_rate: int      # flop a clock of one `rate`: 2 for an FMA lane
+    peak_line: str          # the progression's line at the peak (str.format: peak, sms, per_sm, mhz)
+    roof: str               # the roofline's name of its peak
+    colour: str             # its cuBLAS reference in every figure
+    cpu: bool = False       # whether a CPU variant may compute in it
+    sources: tuple = field(default_factory=tuple)   # where per_sm comes from
+
+    @property
+    def arithmetic(self) -> str:
+        """'FP32 on the CUDA cores': a panel's title."""
+        return f"{self.label} on the {self.unit}s"
+
+    @property
+    def adjective(self) -> str:
+        """'tensor-core', as in 'the tensor-core chapter'."""
+        return self.unit.replace(" ", "-")
+
+    @property
+    def rate_key(self) -> str:
+        """gpu.json's key of its rate per SM: fp32_lanes_per_sm, ..."""
+        return f"{self.id}_{self.rate}_per_sm"
+
+    @property
+    def peak_key(self) -> str:
+        """gpu.json's key of its peak at the highest SM clock, in GFLOP/s."""
+        return f"{self.id}_peak_gflops"
+
+    @property
+    def is_base(self) -> bool:
+        return self is BASE
+
+    def describe(self) -> str:
+        """One sentence for a caption: what its steps compute, and against what."""
+        return (f"{self.label}: {self.inputs} inputs rounded {self.rounding}, multiplied on the {self.unit}s, summed "
+                f"in FP32; its reference is cuBLAS with {self.cublas.math_name}.")
+
+    def peak_facts(self, sm_count: int, compute_capability: tuple, sm_clock_khz: float) -> dict:
+        """Its rate per SM on this architecture and the dense peak at that clock (None where the table does
+        not know the architecture: no peak is drawn)."""
+        per_sm = self.per_sm.get(tuple(compute_capability))
+        peak = sm_count * per_sm * self.flop_per_rate * sm_clock_khz / 1e6 if per_sm else None
+        return {self.rate_key: per_sm, self.peak_key: peak}
+
+    def peak_label(self, gpu: dict) -> str:
+        """The line the progression draws at its peak, from a study's gpu.json."""
+        return self.peak_line.format(peak=gpu[self.peak_key], sms=gpu.get("sm_count"),
+                                     per_sm=gpu.get(self.rate_key), mhz=gpu.get("max_sm_clock_mhz", 0))
+
+    def eps_in_text(self) -> str:
+        """eps_in as the page writes it: 0, or a power of two (2⁻⁹)."""
+        if self.eps_in == 0:
+            return "0"
+        exponent = math.log2(self.eps_in)
+        if exponent != int(exponent):
+            return f"{self.eps_in:g}"
+        return "2" + str(int(exponent)).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
+
+
+# FP32 lanes (FMA units) per SM by compute capability, from the CUDA C Programming Guide's table of
+# arithmetic instruction throughput.
+_FP32_LANES = {(6, 0): 64, (6, 1): 128, (6, 2): 128, (7, 0): 64, (7, 2): 64, (7, 5): 64, (8, 0): 64, (8, 6): 128,
+               (8, 7): 128, (8, 9): 128, (9, 0): 128, (10, 0): 128, (10, 3): 128, (12, 0): 128}
+
+# Dense TF32 tensor-core flop per clock per SM (2 per multiply-add), from NVIDIA's whitepapers' peak tables
+# divided by SMs and boost clock: A100 156 TFLOP/s = 108 x 1024 x 1410 MHz; GA102 (RTX 3090) 35.6 = 82 x 256 x
+# 1695 MHz; AD102 (RTX 4090) 82.6 = 128 x 256 x 2520 MHz; H100 SXM 494.7 = 132 x 2048 x 1830 MHz. Other
+# architectures: not known here (no TF32 peak is drawn).
+_TF32_FLOP = {(8, 0): 1024, (8, 6): 256, (8, 9): 256, (9, 0): 2048}
+
+TABLE = (
+    Precision(
+        id="fp32", label="FP32", unit="CUDA core", inputs="float32", rounding="none: float32 as it is",
+        eps_in=0.0, eps_acc=EPS32, cublas=Cublas(0, "CUBLAS_DEFAULT_MATH"),
+        rate="lanes", per_sm=_FP32_LANES, flop_per_rate=2,
+        peak_line="FP32 peak: {peak:,.0f}", roof="FP32", colour="black", cpu=True,
+        sources=("CUDA C Programming Guide, arithmetic instruction throughput",)),
+    Precision(
+        id="tf32", label="TF32", unit="tensor core", inputs="float32",
+        rounding="to TF32 (10 explicit mantissa bits) in the kernel",
+        eps_in=2 * 2.0**-10, eps_acc=EPS32, cublas=Cublas(3, "CUBLAS_TF32_TENSOR_OP_MATH"),
+        rate="flop_per_clock", per_sm=_TF32_FLOP, flop_per_rate=1,
+        peak_line="TF32 dense peak: {peak:,.0f} ({sms} SMs × {per_sm} flop/clock × {mhz:.0f} MHz)",
+        roof="TF32 dense (tensor cores)", colour="#4b0082",
+        sources=("NVIDIA A100, GA102, AD102 and H100 whitepapers, dense TF32 peaks",)),
+    # a new precision: one more row above this line
+)
+
+PRECISIONS = {p.id: p for p in TABLE}
+BASE = TABLE[0]   # the study's own: FP32
+
+
+def get(precision_id: str) -> Precision:
+    """A precision's row, or StudyError naming the known ones."""
+    try:
+        return PRECISIONS[precision_id]
+    except KeyError:
+        raise StudyError(f"precision '{precision_id}' is not one of {list(PRECISIONS)} "
+                         "(matmulstudy/precisions.py)") from None
+
+
+def others() -> tuple[Precision, ...]:
+    """Every precision but the base one, in the table's order: each has a chapter figure of its own."""
+    return tuple(p for p in TABLE if not p.is_base)

@@ -1,0 +1,67 @@
+"""One committed study, reports/<label>/: its tables and what it was measured with.
+
+Everything that draws or checks a study reads it through Study.load: the
+tables (results.csv, summary.csv, hardware.csv, gpu.json) and its own
+snapshot (registry.yaml, config.yaml; study/snapshot.py), never the live
+registry or config.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from ..study import snapshot
+from ..study.paths import STUDY_FILES
+from ..study.registry import Registry
+
+DEFAULT_SIZE = 4096
+
+
+@dataclass
+class Study:
+    folder: Path
+    results: pd.DataFrame
+    summary: pd.DataFrame
+    hardware: pd.DataFrame
+    gpu: dict
+    registry: Registry
+    config: dict = field(default_factory=dict)
+    size: int = DEFAULT_SIZE   # the progression's size: the study's reference_size unless asked otherwise
+
+    @classmethod
+    def load(cls, folder: Path, size: int | None = None) -> "Study":
+        folder = Path(folder)
+        with open(folder / STUDY_FILES["gpu"]) as fh:
+            gpu = json.load(fh)
+        gpu["gpu_name"] = gpu.get("gpu_name") or "no GPU (CPU variants only)"
+        config = snapshot.read_config(folder)
+        tables = (pd.read_csv(folder / STUDY_FILES[name]) for name in ("results", "summary", "hardware"))
+        return cls(folder, *tables, gpu, snapshot.read_registry(folder), config,
+                   size or int(config.get("reference_size", DEFAULT_SIZE)))
+
+    @property
+    def label(self) -> str:
+        return self.folder.name
+
+    def optional(self, name: str) -> pd.DataFrame | None:
+        """A table that only some studies have (crosscheck.csv, repeat.csv, sanitizer.csv, faults.csv)."""
+        path = self.folder / name
+        return pd.read_csv(path) if path.exists() else None
+
+    def on_gpu(self, df: pd.DataFrame) -> pd.Series:
+        """Which rows of a table (with a variant column) are of GPU variants."""
+        return df["variant"].map(lambda v: self.registry[v].is_gpu)
+
+    @property
+    def cpu_only(self) -> bool:
+        """A study without a GPU: its CPU variants only (the baselines), timed by the wall clock."""
+        return not self.on_gpu(self.results).any()
+
+    def steps_only(self, df: pd.DataFrame, precision: str | None = None) -> pd.DataFrame:
+        """The rows of a table that are of steps (the kernels of the progression), of one precision's
+        chapters if given."""
+        return df[df["variant"].isin([v.id for v in self.registry.steps(precision=precision)])]

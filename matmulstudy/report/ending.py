@@ -1,0 +1,52 @@
+"""The lines that end a run of the workflow, after Snakemake's own: what failed and where to read why, or
+why a GPU study could not use its GPU. workflow/rules/common.smk calls these from onsuccess and onerror."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from ..gpu import host
+from ..study import paths
+
+
+def end_of_error(run) -> None:
+    """After a failed run: the reason a GPU study could not use its GPU, as the run's very last line (printed at
+    exit, after Snakemake's own closing lines, "At least one job did not complete successfully")."""
+    import atexit
+    why = run.uses_gpu and host.gpu_failure(paths.GPU_LOG.format(label=run.label))
+    if why:
+        atexit.register(print, f"{why} (the study's GPU jobs did not run; `snakemake build` builds what needs "
+                        "no GPU)", file=sys.stderr)
+
+
+def _last_line(line: str, failed: bool) -> None:
+    """At exit, after Snakemake's own closing lines: `line` last; with `failed`, a non-zero exit status."""
+    print(line, file=sys.stderr, flush=True)
+    if failed:
+        sys.stdout.flush()
+        os._exit(1)
+
+
+def end_of_success(run) -> None:
+    """After a run that finished: what failed, named as the run's last line (printed at exit, after Snakemake's
+    closing lines); a build or a run that failed also makes the exit status non-zero (a wrong result is
+    recorded, as ever)."""
+    import atexit
+
+    import pandas as pd
+
+    from .results import failed_runs, failed_summary, failures
+    table, report = paths.study_file("results", run.label), paths.REPORT.format(label=run.label)
+    if not os.path.exists(table):
+        return
+    df = pd.read_csv(table)
+    lines = failures(df)
+    if lines:
+        print(f"\nFAILED: {len(lines)} measurement(s), recorded and not plotted (see {report}/failures.txt):",
+              file=sys.stderr)
+        for line in lines:
+            print(f"  {line}", file=sys.stderr)
+        atexit.register(_last_line, failed_summary(df, report), not failed_runs(df).empty)
+    else:
+        atexit.register(print, f"Every result verified; tables and figures in {report}/", file=sys.stderr)

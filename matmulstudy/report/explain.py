@@ -1,0 +1,160 @@
+"""The progression as a table with its reasons (on each GPU's summary page).
+
+For each GPU step at the reference size: its speed, its speedup over the
+step before, and the hardware facts that explain it. A step slower than
+the one before is said to be slower, with the facts that moved against it;
+no step is dropped or reordered. A step whose registry entry says which
+counters show its change (`shows`) gets a line with them, before and after,
+and whether they moved the way the step says.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from .. import precisions
+from ..measure.sanitize import is_clean
+from ..study.counters import COUNTERS, with_derived
+from ..study.registry import Registry
+from .results import at_size
+
+# The columns of the progression table, in its order: (label, format, True if a larger value is worse).
+FACTS = {c: (COUNTERS[c][0], COUNTERS[c][2], COUNTERS[c][3])
+         for c in ("global_ld_sectors_per_request", "bank_conflicts_per_shared_ld", "fma_per_lds", "occupancy",
+                   "achieved_occupancy_pct", "dram_throughput_pct", "registers", "flop_per_byte")}
+# A tensor-core chapter's: which instructions did the arithmetic, in place of FFMA per LDS.
+TENSOR_FACTS = {c: (COUNTERS[c][0], COUNTERS[c][2], COUNTERS[c][3]) for c in ("hmma", "hgmma", "tensor_pipe_pct")}
+UNIT_FACTS = {"CUDA core": FACTS,
+              "tensor core": {**TENSOR_FACTS, **{c: f for c, f in FACTS.items() if c != "fma_per_lds"}}}
+
+
+# How busy the FMA pipe and the issue slots were: what a slower step is, not why (left out of its reasons).
+OUTCOMES = ("fma_pipe_pct", "issue_active_pct")
+
+
+def progression_table(df: pd.DataFrame, hw: pd.DataFrame, registry: Registry, size: int,
+                      precision: str = precisions.BASE.id) -> pd.DataFrame:
+    """The steps of one precision's chapters (the base precision's, or another's) at `size`, with their
+    facts."""
+    at = at_size(df, size, verified=True)
+    steps = registry.steps(precision=precision)
+    at = at[at["variant"].isin([v.id for v in steps])]
+    med = at.groupby("variant")["gflops"].median()
+    hw = with_derived(hw[hw["dtype"] == "float32"]).set_index("variant")
+    rows = []
+    for v in steps:
+        if v.id not in med:
+            continue
+        row = {"step": v.title, "variant": v.id, "gflops": med[v.id]}
+        for col in list(COUNTERS) + ["sanitizer"]:
+            if col in hw.columns and v.id in hw.index:
+                row[col] = hw.at[v.id, col]
+        rows.append(row)
+    table = pd.DataFrame(rows, columns=["step", "variant", "gflops"] if not rows else None)
+    table["shows"] = table["variant"].map(lambda v: registry[v].shows)
+    table["source"] = table["variant"].map(lambda v: registry[v].source)
+    table["speedup"] = table["gflops"] / table["gflops"].shift(1)
+    return table
+
+
+def slower_steps(table: pd.DataFrame) -> list[str]:
+    """A sentence per step slower than its predecessor, naming what moved against it."""
+    notes = []
+    for i in range(1, len(table)):
+        now, before = table.iloc[i], table.iloc[i - 1]
+        if not now["speedup"] < 1:
+            continue
+        moved = []
+        facts = {**FACTS, **{c: (label, fmt, worse) for c, (label, _, fmt, worse) in COUNTERS.items()
+                             if c not in OUTCOMES}}   # the table's columns first
+        for col, (label, fmt, worse_if_larger) in facts.items():
+            if col not in table or worse_if_larger is None or pd.isna(now[col]) or pd.isna(before[col]):
+                continue
+            if fmt.format(now[col]) == fmt.format(before[col]):   # a change below the printed precision
+                continue
+            got_worse = now[col] > before[col] if worse_if_larger else now[col] < before[col]
+            if got_worse and abs(now[col] - before[col]) > 0.05 * max(abs(before[col]), 1e-9):
+                moved.append(f"{label} {fmt.format(before[col])} -> {fmt.format(now[col])}")
+        why = "; ".join(moved) if moved else "none of the recorded counters moved against it"
+        notes.append(f"**{now['step']}** is slower than **{before['step']}** (×{now['speedup']:.2f}): {why}.")
+    return notes
+
+
+def _value(table: pd.DataFrame, i: int, col: str):
+    return table.iloc[i][col] if col in table and not pd.isna(table.iloc[i][col]) else None
+
+
+def shown_changes(table: pd.DataFrame) -> list[str]:
+    """A sentence per step whose entry names the counters that show its change: each counter before (the
+    step before) and after, and whether it moved the way the entry says."""
+    notes = []
+    for i in range(1, len(table)):
+        shows = table.iloc[i]["shows"] if "shows" in table else ()
+        if not shows:
+            continue
+        parts = []
+        for col, direction in shows:
+            label, _, fmt, _ = COUNTERS[col]
+            before, now = _value(table, i - 1, col), _value(table, i, col)
+            if before is None or now is None:
+                parts.append(f"{label}: not measured" + (" (ncu off)" if "(ncu)" in label else ""))
+                continue
+            as_said = now < before if direction == "lower" else now > before
+            parts.append(f"{label} {fmt.format(before)} -> {fmt.format(now)}"
+                         + ("" if as_said else f" (**not {direction}**)"))
+        row = table.iloc[i]
+        notes.append(f"**{row['step']}** ({row['source']}; ×{row['speedup']:.2f} over "
+                     f"{table.iloc[i - 1]['step']}): " + "; ".join(parts) + ".")
+    return notes
+
+
+def counter_table(table: pd.DataFrame) -> list[str]:
+    """The counters named by any step's `shows`, with the FMA pipe and the issue slots, for the steps from the
+    one before the first such step: a markdown table (empty where no step names counters)."""
+    named = {c for shows in table.get("shows", []) for c, _ in shows}
+    if not named:
+        return []
+    first = next(i for i, shows in enumerate(table["shows"]) if shows)
+    cols = [c for c in COUNTERS if c in named or c in ("fma_pipe_pct", "issue_active_pct")]
+    cols = [c for c in cols if c in table and table[c].iloc[max(first - 1, 0):].notna().any()]
+    head = ["step", "GFLOP/s"] + [COUNTERS[c][1] for c in cols]
+    lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    for _, r in table.iloc[max(first - 1, 0):].iterrows():
+        lines.append("| " + " | ".join([r["step"], f"{r['gflops']:,.0f}"]
+                                       + ["" if pd.isna(r[c]) else COUNTERS[c][2].format(r[c]) for c in cols]) + " |")
+    lines += ["", "Columns, in the order above: " + "; ".join(f"{COUNTERS[c][1]}: {COUNTERS[c][0]}" for c in cols) + "."]
+    return lines
+
+
+def markdown(table: pd.DataFrame, gpu_name: str, size: int, level: int = 1,
+             precision: str = precisions.BASE.id) -> str:
+    """The table and the notes on slower steps; `level`: the heading's level."""
+    p, base = precisions.get(precision), precisions.BASE
+    facts = UNIT_FACTS[p.unit]
+    cols = [c for c in facts if c in table]
+    text_cols = ["sanitizer"] if "sanitizer" in table else []
+    head = ["step", "GFLOP/s", "speedup"] + [facts[c][0] for c in cols] + ["compute-sanitizer"] * len(text_cols)
+    what = (p.inputs if p.is_base else
+            f"the {p.unit}s' chapter, {p.inputs} in and {p.label} arithmetic (against cuBLAS {p.label}, never "
+            f"cuBLAS {base.label})")
+    lines = [f"{'#' * level} Optimisation progression at {size}×{size}×{size}, {what}, on {gpu_name}", "",
+             "Median of the timed launches; speedup over the step before. Counters marked ncu are "
+             "Nsight Compute's, for one launch (see hardware.csv for the size).", "",
+             "| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    for _, r in table.iterrows():
+        cells = [r["step"], f"{r['gflops']:,.0f}", "" if pd.isna(r["speedup"]) else f"×{r['speedup']:.2f}"]
+        cells += ["" if pd.isna(r[c]) else facts[c][1].format(r[c]) for c in cols]
+        cells += ["" if pd.isna(r[c]) else (str(r[c]) if is_clean(r[c]) else f"**{r[c]}**") for c in text_cols]
+        lines.append("| " + " | ".join(cells) + " |")
+    notes = slower_steps(table)
+    lines += ["", f"{'#' * (level + 1)} Steps slower than the one before", ""]
+    lines += ([f"- {n}" for n in notes] if notes else ["Every step is faster than the one before."] if len(table) > 1
+              else ["This study has fewer than two steps to compare."])
+    shown = shown_changes(table)
+    if shown:
+        lines += ["", f"{'#' * (level + 1)} What each step changes, and the counters that show it", "",
+                  "Each step's registry entry names the counters that show its change and which way they "
+                  "should move from the step before; here they are as measured (SASS: the main loop of the "
+                  "built kernel; ncu: one launch; stalls are warps per issued instruction).", ""]
+        lines += [f"- {n}" for n in shown] + [""] + counter_table(table)
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,81 @@
+"""The one table of a study's figures.
+
+Each entry is one figure: its name (figures/<name>.png and .svg), the
+function of plots/ that draws it from a Study (by name, with its arguments:
+the workflow reads this table without importing Matplotlib), its category
+in Snakemake's HTML report, its caption file (workflow/report/), and the
+line the summary page gives it. render.py draws them, report.smk names
+their outputs, captions and categories, pages.py lists them. Adding a
+figure is an entry here, its drawing function and its caption; every
+precision but the base one (matmulstudy/precisions.py) has a progression of
+its own chapters here, with one caption for them all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .. import precisions
+from ..study import paths
+
+if TYPE_CHECKING:   # the workflow reads this table at every start: no pandas or Matplotlib for it
+    from .committed import Study
+
+
+@dataclass(frozen=True)
+class Figure:
+    name: str
+    drawn_by: str
+    category: str
+    caption: str
+    what: str
+    args: tuple = ()   # drawn_by's arguments after (study, stem)
+
+    def draw(self, study: "Study", stem: Path) -> list[Path]:
+        """Draw it: figures/<name>.png and .svg from the study."""
+        from . import plots
+        return getattr(plots, self.drawn_by)(study, stem, *self.args)
+
+
+def _chapter_progression(p: precisions.Precision) -> Figure:
+    """The progression of the chapters that compute in precision p, against cuBLAS in p."""
+    return Figure(f"progression_{p.id}", "chapter_progression", "1. Progression", "progression_precision.rst",
+                  f"the {p.adjective} chapter ({p.label} arithmetic) at the reference size, with cuBLAS {p.label}",
+                  (p.id,))
+
+
+_EACH_ITS_OWN = [precisions.BASE.label] + [f"{p.label} for the {p.adjective} steps" for p in precisions.others()]
+
+FIGURES = (
+    Figure("progression", "progression", "1. Progression", "progression.rst",
+           f"the optimisation progression at the reference size, with cuBLAS {precisions.BASE.label} and the "
+           f"{precisions.BASE.label} peak"),
+    Figure("progression_int32", "progression_int32", "1. Progression", "progression_int32.rst",
+           "the same for seed 003's int32 mode"),
+    *(_chapter_progression(p) for p in precisions.others()),
+    Figure("size_sweep", "size_sweep", "2. Scaling with size", "size_sweep.rst",
+           "GFLOP/s against size for every variant, with the interquartile range"),
+    Figure("efficiency", "efficiency", "3. Efficiency", "efficiency.rst",
+           f"each variant as a fraction of cuBLAS in its own precision ({', or '.join(_EACH_ITS_OWN)}) "
+           f"and of the {precisions.BASE.label} peak, per shape"),
+    Figure("roofline", "roofline", "3. Efficiency", "roofline.rst",
+           "each step at its arithmetic intensity, under the measured bandwidth and the peak of its precision "
+           f"({'; '.join(_EACH_ITS_OWN)}{', in a panel of their own' if precisions.others() else ''})"),
+    Figure("hardware", "hardware", "4. What explains each step", "hardware.rst",
+           "registers, occupancy, instruction mix and the ncu counters per step"),
+    Figure("timing", "timing", "5. Timing noise", "timing.rst",
+           "every timed sample at the reference size, as its deviation from the median"),
+    Figure("margin", "margin", "8. Verification", "margin.rst",
+           "each variant's largest error over the bound it is checked against, per shape"),
+)
+
+
+def report_outputs(label: str) -> list[str]:
+    """What the plot_report rule writes for one study: every figure, the page, the caption facts."""
+    return [paths.FIGURE.format(label=label, name=f.name, ext=ext) for f in FIGURES for ext in ("svg", "png")] + [
+        paths.study_file("page", label), paths.study_file("provenance", label)]
+
+
+GPUS_OUTPUTS = [paths.GPUS_FIGURE.format(ext="svg"), paths.GPUS_FIGURE.format(ext="png"), paths.GPUS_PAGE]

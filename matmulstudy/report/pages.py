@@ -1,0 +1,170 @@
+"""The pages a reviewer reads: one summary page per GPU, and the index across GPUs.
+
+Everything on them is read from a study's committed tables (results.csv,
+summary.csv, hardware.csv, gpu.json, its own registry.yaml and config.yaml,
+and crosscheck.csv, repeat.csv, sanitizer.csv and faults.csv where present),
+so they re-render without a GPU; study_facts.py says what the facts are.
+"""
+
+from __future__ import annotations
+
+from .. import precisions
+from . import explain
+from .committed import Study
+from .figures import FIGURES
+from .results import at_size, failures
+from .study_facts import counts, facts, harness_checks, limits, repo_link, verification
+
+
+def _code_row(study: Study, f: dict) -> str:
+    """The page's table row for the code: the commit and the config it was measured with."""
+    return (f"| code | commit `{f['commit']}`" + (" (tree differed from it)" if f["dirty"] is True else "")
+            + f", config hash `{f['config_hash']}`" + (" ([config.yaml](config.yaml))" if study.config else "") + " |")
+
+
+def _checked_rows(study: Study, f: dict) -> list[str]:
+    """The page's table rows for the checks: how results were verified, and what failed."""
+    return ([f"| verification | {counts(f['checks'])} (before and after timing) |",
+             f"| failed verifications | {f['failed']}" + (" (see [failures.txt](failures.txt))" if f["failed"] else "")
+             + " |"]
+            + ([f"| not measured (build or run failed) | {f['not_measured']} (see [failures.txt](failures.txt)) |"]
+               if f["not_measured"] else []))
+
+
+def _failure_section(study: Study) -> list[str]:
+    lines = failures(study.results)
+    if not lines:
+        return []
+    shown = lines[:30]
+    return (["## Failures", "", f"{len(lines)} measurement(s) failed, none of them plotted ([failures.txt]"
+             "(failures.txt) lists them all): the variant, the shape, and why, with the first line of the "
+             "error and the job's log.", ""] + [f"- {line}" for line in shown]
+            + ([f"- ... and {len(lines) - len(shown)} more"] if len(lines) > len(shown) else []) + [""])
+
+
+def _skipped_section(study: Study) -> list[str]:
+    """The steps this study's GPU cannot run (a registry `needs` its architecture lacks), and why."""
+    skipped = study.optional("skipped.csv")
+    if skipped is None or skipped.empty:
+        return []
+    return (["## Skipped on this GPU", "", "Not built and not run here, and nowhere drawn ([skipped.csv]"
+             "(skipped.csv)); the rest of the study is unaffected:", ""]
+            + [f"- {r.title} (`{r.variant}`): {r.reason}" for r in skipped.itertuples()] + [""])
+
+
+def study_page(study: Study) -> str:
+    """reports/<label>/README.md: what was measured, where, how, and what it shows."""
+    f = facts(study)
+    g = study.gpu
+    size = study.size
+    if study.cpu_only:
+        return _cpu_page(study, f)
+    table = explain.progression_table(study.results, study.hardware, study.registry, size)
+    lines = [f"# GPU matrix multiplication, step by step, on {f['gpu']}", "",
+             "Produced by the study's pipeline (`snakemake --cores 1`) on this GPU and re-rendered from the "
+             f"tables in this folder; {repo_link(study, 'README.md')} says how.", "",
+             f"![the progression at {size}](figures/progression.png)", "",
+             "## Where and how it was measured", "",
+             "| | |", "| --- | --- |",
+             f"| GPU | {f['gpu']}, {g.get('sm_count')} SMs, compute capability {f['cc']}, UUID `{f['uuid']}` |",
+             f"| limits | {limits(g)} |",
+             f"| software | driver {f['driver']} (CUDA {f['cuda']}), {f['nvcc']}, {f['library']}, PyCUDA {f['pycuda']} |",
+             _code_row(study, f),
+             f"| when, where | {f['first']} to {f['last']} on host {f['host']} |",
+             f"| timing | {f['cache'] or 'n/a'} L2, CUDA events per launch behind a blocking kernel; "
+             f"{f['samples']:,} samples in {f['measurements']} measurements ({f['min_samples']} to "
+             f"{f['max_samples']} each); stopped on: {counts(f['stops'])} |",
+             *_checked_rows(study, f),
+             f"| throttled samples | {f['throttled']}" + (": " + "; ".join(f["throttled_in"]) if f["throttled_in"]
+                                                           else "") + " |", ""]
+    lines += _failure_section(study)
+    lines += _skipped_section(study)
+    checks = harness_checks(study)
+    if checks:
+        lines += ["## The harness, checked", ""] + checks + [""]
+    lines += verification(study)
+    lines += [explain.markdown(table, f["gpu"], size, level=2)]
+    for p in precisions.others():   # each other precision's chapters, after their figure
+        chapter = explain.progression_table(study.results, study.hardware, study.registry, size, precision=p.id)
+        if len(chapter):
+            lines += [f"![the {p.adjective} chapter at {size}](figures/progression_{p.id}.png)", "",
+                      explain.markdown(chapter, f["gpu"], size, level=2, precision=p.id)]
+    lines += ["## Figures", ""]
+    lines += [f"- [{f.name}](figures/{f.name}.png) ([SVG](figures/{f.name}.svg)): {f.what}"
+              for f in FIGURES if (study.folder / "figures" / f"{f.name}.png").exists()]
+    lines += ["", "Tables: [results.csv](results.csv) (every sample), [summary.csv](summary.csv) (medians, "
+              "IQR, noise, fractions), [hardware.csv](hardware.csv) (resources, instruction mix, counters).", ""]
+    return "\n".join(lines)
+
+
+# The figures a study without a GPU draws (the others need a GPU's steps, its cuBLAS or its peak).
+CPU_FIGURES = ("progression", "size_sweep", "timing", "margin")
+
+
+def _cpu_page(study: Study, f: dict) -> str:
+    """reports/<label>/README.md of a study without a GPU: what it is (the CPU baselines only), where and how
+    they were measured, and how they compare."""
+    size = study.size
+    at = at_size(study.summary, size, verified=True)
+    at = at[at["dtype"] == "float32"].set_index("variant")
+    order = [v for v in study.registry if v in at.index]
+    lines = [f"# The study's CPU variants on {f['cpu']} (no GPU in this study)", "",
+             "A study with no GPU variant in it: only the CPU baselines that the GPU steps are measured "
+             "against ran, verified and timed as in any study. Produced by the study's pipeline (`snakemake`) "
+             f"and re-rendered from the tables in this folder; {repo_link(study, 'README.md')} says how.", "",
+             f"![the CPU variants at {size}](figures/progression.png)", "",
+             "## Where and how it was measured", "",
+             "| | |", "| --- | --- |",
+             f"| machine | {f['cpu']} (host {f['host']}); no GPU in this study |",
+             f"| software | {f['cpu_software']}; Python {f['python']} |",
+             _code_row(study, f),
+             f"| when | {f['first']} to {f['last']} |",
+             f"| timing | wall clock (`time.perf_counter`) per call; {f['samples']:,} samples in "
+             f"{f['measurements']} measurements ({f['min_samples']} to {f['max_samples']} each); stopped on: "
+             f"{counts(f['stops'])} |",
+             *_checked_rows(study, f), ""]
+    lines += _failure_section(study)
+    lines += verification(study)
+    lines += [f"## The CPU variants at {size}×{size}×{size}, float32", "",
+              "Median of the timed calls, and each as a multiple of the first.", "",
+              "| variant | GFLOP/s | of the first |", "| --- | ---: | ---: |"]
+    for vid in order:
+        lines.append(f"| {study.registry[vid].title} | {at.at[vid, 'median_gflops']:,.2f} | "
+                     f"×{at.at[vid, 'median_gflops'] / at.at[order[0], 'median_gflops']:.1f} |")
+    lines += ["", "## Figures", ""]
+    what = {"progression": "the CPU variants at the reference size, each with its speedup over the one before"}
+    lines += [f"- [{fig.name}](figures/{fig.name}.png) ([SVG](figures/{fig.name}.svg)): {what.get(fig.name, fig.what)}"
+              for fig in FIGURES if fig.name in CPU_FIGURES and (study.folder / "figures" / f"{fig.name}.png").exists()]
+    others = [fig.name for fig in FIGURES if fig.name not in CPU_FIGURES]
+    lines += [f"- {', '.join(others)}: empty in this study (they draw GPU steps, cuBLAS or the GPU's peak)",
+              "", "Tables: [results.csv](results.csv) (every sample), [summary.csv](summary.csv) (medians, "
+              "IQR, noise).", ""]
+    return "\n".join(lines)
+
+
+def index_page(studies: list[Study], size: int) -> str:
+    """reports/README.md: every GPU's study, and the progression across them."""
+    # a pair of columns per precision that any of the studies measured (its reference or a step)
+    measured = [p for p in precisions.TABLE
+                if any(v.precision == p.id and v.is_gpu for st in studies for v in st.registry.values())]
+    head = ["GPU", "folder"] + [text for p in measured for text in (f"cuBLAS {p.label}", f"best {p.label} step")]
+    lines = ["# The study on each GPU", "",
+             f"![the progression on each GPU at {size}](figures/progression_by_gpu.png)", "",
+             f"At {size}×{size}×{size}; each step's fraction is of the same GPU's cuBLAS in the step's precision.", "",
+             "| " + " | ".join(head + ["measured", "commit"]) + " |",
+             "| --- | --- |" + " ---: | --- |" * len(measured) + " --- | --- |"]
+    for st in studies:
+        at = at_size(st.summary, size, verified=True)
+        cells = []
+        for precision in (p.id for p in measured):
+            reference = st.registry.reference(precision)
+            ref = at.loc[at.variant == getattr(reference, "id", None), "median_gflops"]
+            steps = st.steps_only(at, precision)
+            best = steps.loc[steps["median_gflops"].idxmax()] if len(steps) else None
+            cells += [f"{ref.iloc[0]:,.0f} GFLOP/s" if len(ref) else "",
+                      f"{best['title']}: {best['median_gflops']:,.0f} GFLOP/s ({best['median_gflops'] / ref.iloc[0]:.0%})"
+                      if best is not None and len(ref) else ""]
+        f = facts(st)
+        lines.append(f"| {f['gpu']} | [{st.label}/]({st.label}/README.md) | " + " | ".join(cells)
+                     + f" | {str(f['first'])[:10]} | `{str(f['commit'])[:10]}` |")
+    return "\n".join(lines) + "\n"

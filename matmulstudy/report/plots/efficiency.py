@@ -1,0 +1,155 @@
+"""The figures of efficiency: each variant as a fraction of its reference and of the peak, and each step
+under the roof of its precision."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib.colors
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+from ... import precisions
+from ..committed import Study
+from ..results import at_size, fraction_of_cublas
+from .style import palette, placeholder, plain_log_ticks, save, shape_label, titles
+
+
+def efficiency(study: Study, stem: Path) -> list[Path]:
+    """Heatmaps: each variant's median as a fraction of cuBLAS FP32 and of the FP32 peak, per shape."""
+    if not study.gpu.get("fp32_peak_gflops"):
+        return placeholder("no GPU in this study: no cuBLAS or peak to compare with", stem)
+    sns.set_theme(style="white", context="notebook")
+    registry, gpu_name, summary = study.registry, study.gpu["gpu_name"], study.summary
+    s = summary[summary["dtype"] == "float32"].sort_values(["M", "N", "K"], key=lambda c: c.astype(int))
+    s = s.assign(frac_of_cublas=fraction_of_cublas(s, registry))   # as this code defines it, for older studies too
+    s = s.assign(shape=[shape_label(*t) for t in zip(s.M, s.N, s.K)],
+                 flop=2.0 * s.M * s.N * s.K).sort_values("flop")
+    shapes = list(dict.fromkeys(s["shape"]))
+    rows = titles(s, registry)
+    others = ", ".join(f"{p.label} steps: cuBLAS {p.label}" for p in precisions.others()
+                       if s["precision"].eq(p.id).any())   # the study's other precisions
+    panels = [("frac_of_cublas", "of cuBLAS in the same precision" + (f" ({others})" if others else "")
+               + ", same shape"),
+              ("frac_of_fp32_peak", "of the GPU's FP32 peak")]
+    fig, axes = plt.subplots(1, 2, figsize=(2.2 + 1.15 * len(shapes) * 2 + 4, 0.55 * len(rows) + 2.4),
+                             sharey=True)
+    norm = matplotlib.colors.LogNorm(vmin=1e-3, vmax=1.0, clip=True)
+    for ax, (col, title) in zip(axes, panels):
+        table = s.pivot_table(index="title", columns="shape", values=col, aggfunc="first", dropna=False)
+        table = table.reindex(index=rows, columns=shapes)
+        failed = s[~s["verified"].astype(bool)].pivot_table(index="title", columns="shape", values="samples",
+                                                             aggfunc="first").reindex(index=rows, columns=shapes)
+        labels = table.map(lambda v: "" if pd.isna(v) else (f"{v:.0%}" if v >= 0.095 else f"{v:.1%}"
+                                                             if v >= 0.001 else "<0.1%"))
+        sns.heatmap(table.astype(float), ax=ax, cmap="viridis", norm=norm, annot=labels, fmt="",
+                    annot_kws={"fontsize": 10}, cbar=ax is axes[-1], linewidths=0.5, linecolor="white",
+                    cbar_kws={"label": "fraction (log colour scale; ≥ 1 same colour)"})
+        for i, j in zip(*np.nonzero(failed.notna().to_numpy())):   # seaborn leaves empty cells unlabelled
+            ax.text(j + 0.5, i + 0.5, "failed", ha="center", va="center", color="red", fontsize=10,
+                    fontweight="bold")
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel("size n (M = N = K) or shape M×N×K")
+        ax.set_ylabel("")
+        ax.tick_params(axis="x", labelrotation=30)
+        for label in ax.get_xticklabels():
+            label.set_ha("right")
+    fig.suptitle(f"Efficiency of each variant, float32, on {gpu_name} (median GFLOP/s over the reference); "
+                 "empty: another precision's peak, or not measured", fontsize=10)
+    fig.tight_layout()
+    return save(fig, stem)
+
+
+def roofline(study: Study, stem: Path) -> list[Path]:
+    """Each GPU variant at its arithmetic intensity, under the measured bandwidth and the peak of its
+    precision: the FP32 steps and cuBLAS FP32 under the FP32 peak, and a panel for each other precision the
+    study has steps in, with them and cuBLAS in it under its dense peak.
+
+    Two intensities per step where both are known, joined by a line: the
+    seed's model, flop per byte loaded from global memory (hollow), and flop
+    per byte actually read from DRAM, measured by ncu on one launch at this
+    size (filled): the distance between them is what the caches saved.
+    """
+    if not study.gpu.get("fp32_peak_gflops"):
+        return placeholder("no GPU in this study: no peak or bandwidth to draw a roof with", stem)
+    sns.set_theme(style="whitegrid", context="notebook")
+    gpu, size = study.gpu, study.size
+    panels = [(p.id, points) for p in precisions.TABLE if gpu.get(p.peak_key)
+              and (points := _roofline_points(study, p.id))
+              and (p.is_base or study.steps_only(study.summary, p.id).size)]
+    fig, axes = plt.subplots(len(panels), 1, figsize=(13, 7.5 * len(panels)), squeeze=False)
+    for ax, (precision, points) in zip(axes[:, 0], panels):
+        _roofline_panel(ax, study, precision, points)
+    fig.suptitle(f"Roofline at {size}×{size}×{size}, float32 inputs, on {gpu['gpu_name']}", fontsize=12)
+    fig.tight_layout()
+    return save(fig, stem)
+
+
+def _roofline_points(study: Study, precision: str) -> list:
+    """(variant, GFLOP/s, model intensity, measured intensity) of the study's GPU variants of one precision."""
+    at = at_size(study.summary, study.size, verified=True)
+    hw = study.hardware[study.hardware["dtype"] == "float32"].set_index("variant")
+    flop = 2.0 * study.size**3
+    points = []
+    for v in study.registry.values():
+        if not v.is_gpu or v.precision != precision or v.id not in set(at["variant"]):
+            continue
+        measured = None
+        if "dram_bytes_read" in hw and v.id in hw.index and pd.notna(hw.at[v.id, "dram_bytes_read"]) \
+                and str(hw.at[v.id, "ncu_shape"]) == f"{study.size}x{study.size}x{study.size}":
+            measured = flop / float(hw.at[v.id, "dram_bytes_read"])
+        if measured or v.flop_per_byte:
+            points.append((v, at.loc[at.variant == v.id, "median_gflops"].iloc[0], v.flop_per_byte, measured))
+    return points
+
+
+def _roofline_panel(ax, study: Study, precision: str, points: list) -> None:
+    """One precision's roof (its peak, the measured copy bandwidth) and its variants' points."""
+    gpu, pal = study.gpu, palette(study.registry)
+    p = precisions.get(precision)
+    name = p.roof
+    peak, bw = gpu.get(p.peak_key), gpu.get("copy_bandwidth_gbs")
+    xs = [x for p in points for x in p[2:] if x] or [1.0]
+    ys = [p[1] for p in points] or [1.0]
+    ridge = peak / bw if peak and bw else None
+    lo, hi = min(xs) / 3, max(xs + [ridge or 1]) * 3
+    grid = np.logspace(np.log10(lo), np.log10(hi), 200)
+    if ridge:
+        ax.plot(grid, np.minimum(peak, bw * grid), color="black", linewidth=2,
+                label=f"roof: min({name} peak {peak:,.0f} GFLOP/s,\n  measured copy bandwidth {bw / 1000:.2f} TB/s"
+                      " × intensity)")
+        ax.axvline(ridge, color="grey", linestyle=":", linewidth=1)
+        ax.annotate(f"ridge: {ridge:.1f} flop/byte", (ridge, peak), xytext=(4, -14),
+                    textcoords="offset points", fontsize=8, color="dimgrey")
+    above = []   # steps whose hollow point is over the roof
+    for v, y, model, measured in points:
+        colour = pal[v.title]
+        if model and measured:
+            ax.plot([model, measured], [y, y], color=colour, linewidth=1, alpha=0.6)
+        if model:
+            ax.scatter([model], [y], s=70, facecolor="none", edgecolor=colour, linewidth=2, zorder=5)
+            if ridge and y > bw * model:   # faster than its model allows: said on the figure, below
+                above.append(v.title)
+        if measured:
+            ax.scatter([measured], [y], s=70, color=colour, zorder=5)
+        ax.scatter([], [], s=70, color=colour, label=v.title)   # one legend entry per step
+    ax.scatter([], [], s=70, facecolor="none", edgecolor="grey", linewidth=2,
+               label="hollow: seed's model, flop per global-memory byte")
+    ax.scatter([], [], s=70, color="grey", label="filled: flop per byte read from DRAM (ncu)")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(min(ys) / 3, (peak or max(ys)) * 2)
+    plain_log_ticks(ax.xaxis)
+    plain_log_ticks(ax.yaxis)
+    ax.set_xlabel("arithmetic intensity, flop per byte (log scale)")
+    ax.set_ylabel("GFLOP/s (median), log scale")
+    ax.set_title(p.arithmetic, fontsize=11)
+    ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
+    if above:
+        ax.annotate("Above the roof by the seed's model (hollow):\n" + "\n".join(f"  {t}" for t in above)
+                    + "\nThe model counts every load as DRAM\ntraffic; the caches serve most of them\n"
+                    "(filled: the DRAM bytes ncu measured).", (1.02, 0.0), xycoords="axes fraction",
+                    ha="left", va="bottom", fontsize=9, color="dimgrey")

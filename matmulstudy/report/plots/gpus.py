@@ -1,0 +1,95 @@
+"""The figure across GPUs: every committed study's progression side by side."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib.patches
+import matplotlib.pyplot as plt
+import matplotlib.ticker
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+from ... import precisions
+from ..committed import Study
+from ..results import at_size
+from .style import mark_chapters, save
+
+
+def by_gpu(studies: list[Study], size: int, stem: Path) -> list[Path]:
+    """The progression on every GPU side by side: GFLOP/s, and as a fraction of each GPU's cuBLAS in the
+    steps' own precision. One column of panels per precision that has steps: FP32 on the CUDA cores against
+    cuBLAS FP32, then each tensor-core precision against cuBLAS in it (many times as fast: its own GFLOP/s
+    scale; the fractions share one).
+
+    Each study is drawn with its own registry: its steps, then its reference; a step that only some studies
+    have is a bar in those. Two studies of one GPU model are told apart by their folders' names.
+    """
+    sns.set_theme(style="whitegrid", context="notebook")
+    names = [study.gpu["gpu_name"] for study in studies]
+    gpus = [f"{n} ({st.label})" if names.count(n) > 1 else n for n, st in zip(names, studies)]
+    colours = dict(zip(gpus, sns.color_palette("Set2", len(gpus))))
+    columns = [c for c in (_by_gpu_column(studies, gpus, size, p.id) for p in precisions.TABLE) if c is not None]
+    labels = " or ".join(precisions.get(precision).label for *_, precision in columns)
+    widths = [len(order) for _, order, _, _ in columns]
+    fig, axes = plt.subplots(2, len(columns), figsize=(max(9, 1.1 * sum(widths) + 3), 10), sharex="col",
+                             squeeze=False, gridspec_kw={"width_ratios": widths})
+    for j, (df, order, chapters, precision) in enumerate(columns):
+        top, bottom = axes[0, j], axes[1, j]
+        if j:
+            bottom.sharey(axes[1, 0])
+        hues = [g for g in gpus if g in set(df["gpu"])]
+        for ax, col in ((top, "median_gflops"), (bottom, "frac_of_cublas")):
+            sns.barplot(data=df, x="title", y=col, hue="gpu", order=order, hue_order=hues,
+                        palette=colours, ax=ax, errorbar=None)
+            for container in ax.containers:
+                ax.bar_label(container, fmt="{:.0%}" if col == "frac_of_cublas" else "{:,.0f}", fontsize=7,
+                             padding=2, rotation=90)
+            ax.set_xlabel("")
+            ax.margins(y=0.3 if ax is top else 0.2)   # room for the rotated labels under the chapter titles
+            mark_chapters(ax, chapters, top=ax is top)
+            if ax.get_legend() is not None:
+                ax.get_legend().remove()
+        p = precisions.get(precision)
+        top.set_title(f"{p.arithmetic}, against cuBLAS {p.label}", fontsize=11)
+        top.set_ylabel("GFLOP/s (median)" if j == 0 else "")
+        bottom.set_ylabel(f"fraction of this GPU's cuBLAS\nin the step's precision ({labels})" if j == 0 else "")
+        top.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}"))
+        bottom.axhline(1.0, color="black", linestyle="--", linewidth=1)
+        bottom.yaxis.set_major_formatter(matplotlib.ticker.PercentFormatter(1.0))
+        bottom.tick_params(axis="x", labelrotation=25)
+        for label in bottom.get_xticklabels():
+            label.set_ha("right")
+    axes[0, 0].legend(handles=[matplotlib.patches.Patch(color=c, label=g) for g, c in colours.items()], title="",
+                      fontsize=9, loc="upper left")
+    fig.suptitle(f"From naive to cuBLAS: every step on each GPU, {size}×{size}×{size}, float32 inputs",
+                 fontsize=12)
+    fig.tight_layout()
+    return save(fig, stem)
+
+
+def _by_gpu_column(studies: list[Study], gpus: list[str], size: int, precision: str):
+    """One precision's bars for by_gpu: (the rows, the bars' titles in order, each bar's chapter title,
+    the precision), or None where no study has a step in it. The fractions are of the study's own reference
+    of that precision (a study measured before the tensor-core chapter has the fractions of every step of
+    cuBLAS FP32 in its summary)."""
+    frames, order, chapter_of, steps = [], [], {}, 0
+    for study, gpu in zip(studies, gpus):
+        registry = study.registry
+        reference = registry.reference(precision)
+        keep = registry.steps(precision=precision) + [reference] * (reference is not None)
+        at = at_size(study.summary, size, verified=True)
+        at = at[at["variant"].isin([v.id for v in keep])]
+        steps += len(study.steps_only(at, precision))
+        ref = at.loc[at["variant"] == getattr(reference, "id", None), "median_gflops"]
+        frames.append(at.assign(gpu=gpu, frac_of_cublas=at["median_gflops"] / ref.iloc[0] if len(ref) else np.nan))
+        order += [v.title for v in keep if v.id in set(at["variant"]) and v.title not in order]
+        for v in keep:
+            chapter_of.setdefault(v.title, registry.chapters[v.chapter].title if v.chapter else "reference")
+    if not steps:
+        return None
+    df = pd.concat(frames, ignore_index=True)
+    references = {st.registry.reference(precision).title for st in studies if st.registry.reference(precision)}
+    order = [t for t in order if t not in references] + [t for t in order if t in references]   # reference last
+    return df, order, [chapter_of[t] for t in order], precision

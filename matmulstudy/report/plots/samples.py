@@ -1,0 +1,145 @@
+"""The figures of the samples themselves: GFLOP/s against size, every timed sample's deviation from its
+median, and each measurement's verification margin."""
+
+from __future__ import annotations
+
+import inspect
+import math
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import matplotlib.ticker
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+from ... import precisions
+from ..committed import Study
+from ..results import at_size, failure_kind
+from .style import IQR, mark_failures, palette, placeholder, plain_log_ticks, save, shape_label, titles
+
+
+def size_sweep(study: Study, stem: Path) -> list[Path]:
+    """GFLOP/s against size, every variant: square sizes left, other shapes right."""
+    sns.set_theme(style="whitegrid", context="notebook")
+    registry, gpu = study.registry, study.gpu["gpu_name"]
+    pal = palette(registry)
+    df = study.results[study.results["dtype"] == "float32"]
+    order = titles(df, registry)
+    square = df[(df.M == df.N) & (df.N == df.K)]
+    other = df[~((df.M == df.N) & (df.N == df.K))].copy()
+    ncols = 2 if not other.empty else 1
+    fig, axes = plt.subplots(1, ncols, figsize=(7.5 * ncols, 5.2), squeeze=False,
+                             gridspec_kw={"width_ratios": [3, 2][:ncols]})
+    ax = axes[0, 0]
+    ok = square[square["verified"]]
+    sns.lineplot(data=ok, x="M", y="gflops", hue="title", hue_order=order, palette=pal,
+                 estimator="median", errorbar=IQR, marker="o", ax=ax)
+    mark_failures(ax, square[~square["verified"]].drop_duplicates(["variant", "M"]), "M")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    plain_log_ticks(ax.yaxis)
+    sizes = sorted(square["M"].unique())
+    ax.set_xticks(sizes, [str(s) for s in sizes])
+    ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+    ax.set_xlabel("matrix size n (M = N = K), log2 scale")
+    ax.set_ylabel("GFLOP/s (2·M·N·K / time), log scale")
+    ax.set_title("Square matrices")
+    handles, labels = ax.get_legend_handles_labels()
+    ax.get_legend().remove()
+
+    if ncols == 2:
+        ax = axes[0, 1]
+        other["shape"] = other["M"].astype(str) + "×" + other["N"].astype(str) + "×" + other["K"].astype(str)
+        shapes = list(dict.fromkeys(other.sort_values(["M", "N", "K"])["shape"]))
+        # points, not bars: a bar's length means nothing on a log axis
+        sns.pointplot(data=other[other["verified"]], y="shape", x="gflops", hue="title", order=shapes,
+                      hue_order=order, palette=pal, estimator="median", errorbar=IQR, dodge=0.6,
+                      linestyle="none", markers="o", ax=ax, legend=False)
+        bad = other[~other["verified"]].drop_duplicates(["variant", "shape"])
+        for _, r in bad.iterrows():
+            ax.annotate(f"{r['variant']}: {failure_kind(r.to_frame().T)}", (0.02, shapes.index(r['shape'])),
+                        xycoords=("axes fraction", "data"), color="red", fontsize=8)
+        ax.set_xscale("log")
+        plain_log_ticks(ax.xaxis)
+        ax.set_xlabel("GFLOP/s, log scale")
+        ax.set_ylabel("shape M×N×K")
+        ax.set_title("Non-square shapes")
+    fig.suptitle(f"Matrix multiplication, float32, on {gpu}: median of the timed runs, "
+                 "band/bars = interquartile range", fontsize=11)
+    rows = math.ceil(len(labels) / 4)
+    fig.tight_layout(rect=(0, 0.03 + 0.055 * rows, 1, 1))
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 4), frameon=False, fontsize=10)
+    return save(fig, stem)
+
+
+def timing(study: Study, stem: Path) -> list[Path]:
+    """Every timed sample at the study's size, as its deviation from the variant's median: the noise, visible."""
+    sns.set_theme(style="whitegrid", context="notebook")
+    registry, gpu_name, size = study.registry, study.gpu["gpu_name"], study.size
+    at = at_size(study.results, size, verified=True).copy()
+    order = titles(at, registry)
+    at["deviation_pct"] = (at["time_ms"] / at.groupby("variant")["time_ms"].transform("median") - 1) * 100
+    flagged = at["throttled"].astype(str).eq("True") if "throttled" in at else pd.Series(False, index=at.index)
+    at["sample kind"] = np.where(flagged, "throttled (SM clock below threshold)", "at full clock / CPU")
+    fig, ax = plt.subplots(figsize=(10, 0.55 * len(order) + 2))
+    # the quartile boxes drawn by Matplotlib itself: seaborn's boxplot passes `vert`, which Matplotlib 3.11
+    # deprecates and 3.13 removes (`orientation` replaces it, from 3.10)
+    horizontal = ({"orientation": "horizontal"} if "orientation" in inspect.signature(ax.boxplot).parameters
+                  else {"vert": False})
+    ax.boxplot([at.loc[at["title"] == t, "deviation_pct"].to_numpy() for t in order], positions=range(len(order)),
+               widths=0.6, showfliers=False, medianprops={"color": "black"}, **horizontal)
+    np.random.seed(0)   # seaborn's jitter: the same points on every render
+    sns.stripplot(data=at, y="title", x="deviation_pct", order=order, hue="sample kind",
+                  hue_order=["at full clock / CPU", "throttled (SM clock below threshold)"],
+                  palette={"at full clock / CPU": "#1f77b4", "throttled (SM clock below threshold)": "red"},
+                  size=3, alpha=0.6, jitter=0.25, ax=ax)
+    ax.set_yticks(range(len(order)), order)   # Matplotlib's boxes numbered the rows: the titles again
+    ax.set_ylim(len(order) - 0.5, -0.5)
+    ax.set_xscale("symlog", linthresh=0.1)
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:+g}%"))
+    per = at.groupby("title").agg(n=("time_ms", "size"), noise=("noise", "first"), why=("stop_reason", "first"))
+    for i, title in enumerate(order):
+        r = per.loc[title]
+        ax.annotate(f"n={r.n}, IQR/median {r.noise:.2%}, stopped: {r.why}", (1.01, i),
+                    xycoords=("axes fraction", "data"), va="center", fontsize=8)
+    ax.set_xlabel("time relative to the variant's median, % (symmetric log scale, linear within ±0.1%)")
+    ax.set_ylabel("")
+    ax.set_title(f"Every timed sample at {size}×{size}×{size}, float32, on {gpu_name} "
+                 "(box: quartiles; whiskers: 1.5 IQR)", fontsize=11)
+    ax.legend(title="", fontsize=8, loc="lower left", bbox_to_anchor=(0, 1.06), ncol=2, frameon=False)
+    fig.tight_layout()
+    return save(fig, stem)
+
+
+def margin(study: Study, stem: Path) -> list[Path]:
+    """Each variant's check: the largest error over its bound, per shape, against the lines that matter."""
+    s = study.summary[study.summary["dtype"] == "float32"]
+    if "margin" not in s or s["margin"].isna().all():
+        return placeholder("this study was checked before margins were recorded", stem)
+    sns.set_theme(style="whitegrid", context="notebook")
+    order = titles(s, study.registry)
+    s = s.assign(shape=[shape_label(*t) for t in zip(s.M, s.N, s.K)], flop=2.0 * s.M * s.N * s.K)
+    shapes = list(dict.fromkeys(s.sort_values("flop")["shape"]))
+    fig, ax = plt.subplots(figsize=(10, 0.5 * len(order) + 2))
+    sns.stripplot(data=s, y="title", x="margin", order=order, hue="shape", hue_order=shapes, palette="viridis",
+                  size=6, jitter=0, ax=ax)
+    other = s[s["precision"] != precisions.BASE.id]
+    if len(other):
+        ax.scatter(other["fp32_margin"], [order.index(t) for t in other["title"]], s=40, facecolor="none",
+                   edgecolor="black", label=f"against {precisions.BASE.label}'s bound", zorder=4)
+    ax.axvline(0.5, color="grey", linestyle="--", linewidth=1)
+    ax.axvline(1.0, color="red", linewidth=1.5)
+    ax.annotate("a correct FP32 result:\nat most 0.5", (0.5, 1.0), xycoords=("data", "axes fraction"),
+                ha="right", va="bottom", fontsize=8, color="dimgrey", xytext=(-3, 2), textcoords="offset points")
+    ax.annotate("fails above 1", (1.0, 1.0), xycoords=("data", "axes fraction"), ha="left", va="bottom",
+                fontsize=8, color="red", xytext=(3, 2), textcoords="offset points")
+    ax.set_xscale("log")
+    plain_log_ticks(ax.xaxis)
+    ax.set_xlabel("margin: largest |C - R| over the bound (log scale)")
+    ax.set_ylabel("")
+    ax.set_title(f"Verification margins, float32, on {study.gpu['gpu_name']}: every element checked, "
+                 "one point per shape", fontsize=11, pad=24)
+    ax.legend(title="shape", fontsize=8, title_fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
+    fig.tight_layout()
+    return save(fig, stem)

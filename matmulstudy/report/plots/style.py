@@ -1,0 +1,118 @@
+"""What every figure shares: Matplotlib set up to write the same bytes on every render, the colours of
+the variants, and the small helpers the figures draw with."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+matplotlib.rcParams["svg.hashsalt"] = "matmulstudy"   # the same ids in every SVG: re-rendering changes no byte
+import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
+import pandas as pd  # noqa: E402
+import seaborn as sns  # noqa: E402
+
+from ... import precisions  # noqa: E402
+from ...study.registry import Registry  # noqa: E402
+from ..results import failure_kind  # noqa: E402
+
+IQR = ("pi", 50)   # seaborn: the middle 50% of the samples
+
+CPU_COLOURS = {"c": "#b8860b", "numpy": "#666666"}   # the CPU baselines; each cuBLAS reference: its precision's
+# one qualitative palette per chapter, in the registry's order of chapters: the seeds' steps take
+# tab10 without its grey (the baselines use grey), the next chapters others with distinct hues; Set1
+# without its red (red marks a slower step's label and a failure) and its yellow (white labels on it)
+CHAPTER_PALETTES = ("tab10", "Dark2", "Set1", "Set2")
+_LEFT_OUT = {("tab10", 7), ("Set1", 0), ("Set1", 5)}
+
+
+def palette(registry: Registry) -> dict[str, tuple]:
+    """One colour per variant title, fixed by the registry's chapters and order.
+
+    Each chapter's steps take its palette's colours in order, so neighbouring
+    steps always differ and chapters read apart; a chapter with more steps
+    than its palette has colours gets as many evenly spaced hues. The
+    baselines and references have fixed colours of their own.
+    """
+    out = {}
+    for i, chapter in enumerate(registry.chapters):
+        steps = registry.steps(chapter)
+        name = CHAPTER_PALETTES[i % len(CHAPTER_PALETTES)]
+        colours = [c for j, c in enumerate(sns.color_palette(name)) if (name, j) not in _LEFT_OUT]
+        if len(steps) > len(colours):
+            colours = sns.color_palette("husl", len(steps))
+        out.update({v.title: colours[j] for j, v in enumerate(steps)})
+    out.update({v.title: _fixed_colour(v) for v in registry.values() if not v.is_step})
+    return out
+
+
+def _fixed_colour(variant) -> str:
+    """A baseline's or a reference's colour: the CPU backend's, or the precision's of a cuBLAS reference."""
+    if variant.backend == "cublas" and variant.precision in precisions.PRECISIONS:
+        return precisions.PRECISIONS[variant.precision].colour
+    return CPU_COLOURS.get(variant.backend, "dimgrey")
+
+
+def titles(df: pd.DataFrame, registry: Registry) -> list[str]:
+    present = set(df["variant"])
+    return [v.title for v in registry.values() if v.id in present]
+
+
+def save(fig, stem: Path) -> list[Path]:
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    paths = [stem.with_suffix(".png"), stem.with_suffix(".svg")]
+    fig.savefig(paths[0], dpi=150, bbox_inches="tight")
+    fig.savefig(paths[1], bbox_inches="tight", metadata={"Date": None})   # same tables, same bytes
+    plt.close(fig)
+    return paths
+
+
+def plain_log_ticks(axis):
+    """Decades only, written as plain numbers (0.01, 1, 1,000) that never collide."""
+    axis.set_major_locator(matplotlib.ticker.LogLocator(base=10, numticks=12))
+    axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    axis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.10g}"))
+
+
+def mark_failures(ax, failed: pd.DataFrame, x: str, y_frac: float = 0.04):
+    """Red crosses at the bottom of the axes where a measurement failed, each with its variant and how."""
+    if failed.empty:
+        return
+    ax.scatter(failed[x], [y_frac] * len(failed), transform=ax.get_xaxis_transform(),
+               marker="x", color="red", s=60, zorder=5, label="failed (failures.txt says why)")
+    for _, r in failed.iterrows():
+        ax.annotate(f"{r['variant']}: {failure_kind(r.to_frame().T)}", (r[x], y_frac),
+                    xycoords=("data", "axes fraction"), color="red", fontsize=8, xytext=(6, -3),
+                    textcoords="offset points")
+
+
+def mark_chapters(ax, chapters: list[str], top: bool = True) -> None:
+    """Where the bars (one per step, in order; `chapters` gives each bar's chapter title) pass from one chapter
+    to the next: a divider, and with `top` each chapter's title over its bars. Nothing for one chapter."""
+    if len(set(chapters)) < 2:
+        return
+    start = 0
+    for i in range(1, len(chapters) + 1):
+        if i == len(chapters) or chapters[i] != chapters[start]:
+            if i < len(chapters):
+                ax.axvline(i - 0.5, color="dimgrey", linestyle="--", linewidth=1)
+            if top:
+                ax.annotate(chapters[start], ((start + i - 1) / 2, 0.985), xycoords=("data", "axes fraction"),
+                            ha="center", va="top", fontsize=9, color="dimgrey", fontstyle="italic")
+            start = i
+
+
+def placeholder(text: str, stem: Path) -> list[Path]:
+    """A figure that says why there is nothing to draw (the report's list of figures stays fixed)."""
+    lines = textwrap.wrap(text, 90)
+    fig, ax = plt.subplots(figsize=(7.5, 1.2 + 0.25 * len(lines)))
+    ax.axis("off")
+    ax.text(0.5, 0.5, "\n".join(lines), ha="center", va="center", fontsize=10)
+    return save(fig, stem)
+
+
+def shape_label(M, N, K) -> str:
+    return str(M) if M == N == K else f"{M}×{N}×{K}"

@@ -1,0 +1,229 @@
+"""What a study's pages say of it: where and how it was measured, what checked the harness, how every
+result was verified. Read from the study's committed tables, so that they re-render without a GPU; the same
+facts, in a few lines of reStructuredText, end every figure's caption in Snakemake's HTML report."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from .. import precisions
+from ..study.paths import ROOT
+from .committed import Study
+from .results import at_size, failed_runs
+
+
+def first(df: pd.DataFrame, column: str):
+    values = df[column].dropna() if column in df else []
+    return values.iloc[0] if len(values) else None
+
+
+def repo_link(study: Study, path: str) -> str:
+    """A markdown link from the study's folder to a file of the repository; where the study lies outside it
+    (a study run with --directory elsewhere), the file's name alone, which no link would reach."""
+    folder = Path(study.folder).resolve()
+    if ROOT.resolve() in folder.parents:
+        return f"[{path}]({os.path.relpath(ROOT / path, folder)})"
+    return f"the repository's `{path}`"
+
+
+def not_measured(results: pd.DataFrame) -> pd.DataFrame:
+    """One row per measurement that could not be made (its build or its run failed)."""
+    return failed_runs(results).drop_duplicates(["dtype", "variant", "M", "N", "K", "seed"])
+
+
+def throttled_rows(summary: pd.DataFrame) -> pd.DataFrame:
+    """The summary rows with at least one throttled sample."""
+    if "throttled_samples" not in summary:
+        return summary.iloc[0:0]
+    return summary[summary["throttled_samples"].fillna(0) > 0]
+
+
+def facts(study: Study) -> dict:
+    """Where and how the study was measured, from its rows."""
+    r, s = study.results, study.summary
+    gpu_rows = r[study.on_gpu(r)]
+    cuda = r[r["variant"].map(lambda v: study.registry[v].backend == "cuda")]
+    reference = study.registry.reference(precisions.BASE.id)
+    throttled = throttled_rows(s)
+    checks = r.drop(failed_runs(r).index).drop_duplicates(["dtype", "variant", "M", "N", "K", "seed"])
+    return {
+        "gpu": study.gpu["gpu_name"], "uuid": first(gpu_rows, "gpu_uuid"),
+        "cc": first(gpu_rows, "compute_capability"), "driver": first(gpu_rows, "driver_version"),
+        "cuda": first(gpu_rows, "driver_cuda_version"), "nvcc": first(cuda, "compiler"),
+        "library": first(r[r["variant"] == reference.id], "library") if reference and "library" in r else None,
+        "pycuda": first(gpu_rows, "pycuda_version"), "commit": first(r, "git_commit"),
+        "dirty": first(r, "git_dirty"), "config_hash": first(r, "config_hash"), "host": first(r, "host"),
+        "first": r["timestamp"].min() if "timestamp" in r else None,
+        "last": r["timestamp"].max() if "timestamp" in r else None,
+        "cache": ", ".join(sorted(gpu_rows["cache"].dropna().unique())) if "cache" in gpu_rows else None,
+        "measurements": len(s), "samples": int(s["samples"].sum()),
+        "min_samples": int(s.loc[s["verified"].astype(bool), "samples"].min()) if s["verified"].any() else 0,
+        "max_samples": int(s["samples"].max()),
+        "stops": s["stop_reason"].value_counts().to_dict() if "stop_reason" in s else {},
+        "checks": checks["check"].value_counts().to_dict() if "check" in checks else {},
+        "failed": int((~s["verified"].astype(bool)).sum()) - len(not_measured(r)),
+        "not_measured": len(not_measured(r)),
+        "throttled": int(s["throttled_samples"].fillna(0).sum()) if "throttled_samples" in s else 0,
+        "throttled_in": [f"{t.variant} {t.dtype} {t.M}×{t.N}×{t.K} ({int(t.throttled_samples)} of {t.samples}, "
+                         f"SM clock down to {t.min_sm_clock_mhz:.0f} MHz)" for t in throttled.itertuples()],
+        "cpu": first(r[~study.on_gpu(r)], "device"), "python": first(r, "python"),
+        "cpu_software": ", ".join(sorted({str(x) for x in r.loc[~study.on_gpu(r), ["compiler", "library"]]
+                                          .stack().dropna() if str(x)} if {"compiler", "library"} <= set(r)
+                                         else set())),
+    }
+
+
+def provenance_rst(study: Study) -> str:
+    """The facts every caption of this GPU ends with (reStructuredText)."""
+    f = facts(study)
+    g = study.gpu
+    if study.cpu_only:
+        return "\n".join([
+            f"**Measured on** the CPU only (no GPU in this study): {f['cpu']}, host {f['host']}, {f['first']} to "
+            f"{f['last']}; code at commit ``{str(f['commit'])[:12]}`` (config hash ``{f['config_hash']}``); "
+            f"{f['cpu_software']}; Python {f['python']}.", "",
+            f"**How**: each call timed by the wall clock (``time.perf_counter``); {f['min_samples']} to "
+            f"{f['max_samples']} samples per measurement (stops: {counts(f['stops'])}). Every result checked "
+            f"before and after timing ({counts(f['checks'])}).", "",
+            f"**Failed verifications**: {f['failed']} of {f['measurements']} measurements."]) + "\n"
+    lines = [
+        f"**Measured on** {f['gpu']} (UUID {f['uuid']}, compute capability {f['cc']}, driver {f['driver']}, "
+        f"CUDA {f['cuda']}), host {f['host']}, {f['first']} to {f['last']}; code at commit "
+        f"``{str(f['commit'])[:12]}`` (config hash ``{f['config_hash']}``), kernels built by {f['nvcc']}, "
+        f"timed through PyCUDA {f['pycuda']}.",
+        "",
+        f"**How**: each launch between its own CUDA events, {f['cache'] or 'n/a'} L2, queued behind a blocking "
+        f"kernel; {f['min_samples']} to {f['max_samples']} samples per measurement, until the interquartile range "
+        f"was within the noise target or the time budget ran out (stops: {counts(f['stops'])}). Every result "
+        f"checked before and after timing ({counts(f['checks'])}). Limits: {limits(g)}.",
+        "",
+        f"**Failed verifications**: {f['failed']} of {f['measurements']} measurements. "
+        f"**Throttled samples**: {f['throttled']}" + (f" ({'; '.join(f['throttled_in'])})." if f["throttled_in"]
+                                                      else "."),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def limits(g: dict) -> str:
+    base = precisions.BASE
+    if not g.get(base.peak_key):
+        return "no GPU in this study (CPU variants only)"
+    return (f"{base.label} peak {g[base.peak_key]:,.0f} GFLOP/s ({g.get('sm_count')} SMs × "
+            f"{g.get(base.rate_key)} {base.rate} × {base.flop_per_rate} × {g.get('max_sm_clock_mhz', 0):.0f} MHz); "
+            "copy bandwidth "
+            f"measured {(g.get('copy_bandwidth_gbs') or 0) / 1000:.2f} TB/s (theoretical "
+            f"{(g.get('dram_peak_gbs') or 0) / 1000:.2f}); power limit {g.get('power_limit_w', 'n/a')} W")
+
+
+def counts(tally: dict) -> str:
+    """'noise 120, time 3': a tally as the page writes it."""
+    return ", ".join(f"{k} {v}" for k, v in tally.items()) or "none recorded"
+
+
+def harness_checks(study: Study) -> list[str]:
+    """What the harness was checked against, where the study holds it."""
+    lines = []
+    hw = study.hardware
+    if "ncu_vs_median" in hw and hw["ncu_vs_median"].notna().any():
+        ncu = hw[hw["ncu_vs_median"].notna()]
+        worst = ncu.loc[ncu["ncu_vs_median"].abs().idxmax()]
+        lines.append(f"- Nsight Compute's kernel time for one launch of each of {len(ncu)} GPU variants at "
+                     f"{worst['ncu_shape']}: within {abs(worst['ncu_vs_median']):.1%} of the harness's median "
+                     f"(largest: {worst['variant']}; [hardware.csv](hardware.csv)).")
+    cross = study.optional("crosscheck.csv")
+    reference = study.registry.reference(precisions.BASE.id)
+    if cross is not None and reference is not None:
+        s = study.summary
+        for row in cross[(cross.library == "cupy") & (cross.precision == precisions.BASE.id)].itertuples():
+            ours = s[(s.variant == reference.id) & (s.M == row.M) & (s.N == row.N) & (s.K == row.K)]["median_ms"]
+            if len(ours):
+                lines.append(f"- cuBLAS {precisions.BASE.label} at {row.M}: {ours.iloc[0]:.3f} ms here, "
+                             f"{row.median_ms:.3f} ms "
+                             f"measured by CuPy {row.version} in the same session "
+                             f"({ours.iloc[0] / row.median_ms - 1:+.1%}; [crosscheck.csv](crosscheck.csv)).")
+    repeat = study.optional("repeat.csv")
+    if repeat is not None:
+        big = repeat[repeat[["M", "N", "K"]].min(axis=1) >= 1024]
+        gpu = big[study.on_gpu(big)]
+        cpu = big[~study.on_gpu(big)]
+        off = gpu[gpu["difference"].abs() > 0.02]
+        text = (f"- A second full study right after ([repeat.csv](repeat.csv)), sizes from 1024: GPU variants "
+                f"within {gpu['difference'].abs().max():.1%}")
+        if len(off):
+            second = study.optional("repeat/summary.csv")   # kept beside repeat.csv where the second study ran
+            flagged = {(t.dtype, t.variant, t.M, t.N, t.K) for s in (study.summary, second) if s is not None
+                       for t in throttled_rows(s).itertuples()}
+            text = (f"- A second full study right after ([repeat.csv](repeat.csv)), sizes from 1024: "
+                    f"{len(gpu) - len(off)} of {len(gpu)} GPU measurements within 2%; beyond: " + ", ".join(
+                        f"{r.variant} {r.M}×{r.N}×{r.K} {r.difference:+.1%}" + _why_apart(r, flagged)
+                        for r in off.itertuples()))
+        if len(cpu):
+            text += f"; the CPU baseline moved by up to {cpu['difference'].abs().max():.0%}"
+        lines.append(text + ".")
+    return lines
+
+
+def _why_apart(row, throttled: set) -> str:
+    """Why two studies' medians of one measurement are more than 2% apart, where the tables say."""
+    if (row.dtype, row.variant, row.M, row.N, row.K) in throttled:
+        return " (throttled samples in one of the two)"
+    if bool(getattr(row, "ranges_overlap", False)):
+        return (f" (two clusters of times: samples {row.fastest_ms_first:.3f} to {row.slowest_ms_first:.3f} ms here, "
+                f"{row.fastest_ms_second:.3f} to {row.slowest_ms_second:.3f} ms in the second study)")
+    return ""
+
+
+def verification(study: Study) -> list[str]:
+    """The margins of the check (error over bound), the sanitizer's verdicts and the planted faults."""
+    s = study.summary
+    lines = ["## Verification", ""]
+    if "margin" not in s or s["margin"].isna().all():
+        lines += ["This study was checked with the earlier bound (tolerance × ε × √K relative to |A|·|B|, "
+                  "Freivalds' method above 4096); it records no margins.", ""]
+    else:
+        tau, base = study.config.get("tolerance", "τ"), precisions.BASE
+        eps_in = ", ".join(f"{p.eps_in_text()} for {p.label}" for p in precisions.TABLE)
+        others = " or ".join(p.label for p in precisions.others())
+        lines += [f"Every element of every result against a float64 reference, with |C − R| ≤ {tau} · (ε_in + "
+                  f"2⁻²³·√K) · r, r = √((A∘A)(B∘B)) (ε_in = {eps_in}; derived in "
+                  f"{repo_link(study, 'matmulstudy/measure/verify.py')}). The margin is the largest error over "
+                  f"that bound, per measurement: at most 1 passes; the bound is set so that a correct {base.label} "
+                  f"result stays at or below 0.5. A {others} variant is also measured against {base.label}'s bound, "
+                  "where it must fail (margin ≥ 2), so that the two precisions cannot be mistaken for each other.",
+                  "",
+                  f"| variant | precision | worst margin | at shape | margin at {study.size} | "
+                  f"least margin over {base.label}'s bound |", "| --- | --- | ---: | --- | ---: | ---: |"]
+        for vid, g in s[s["dtype"] == "float32"].groupby("variant", sort=False):
+            worst = g.loc[g["margin"].idxmax()] if g["margin"].notna().any() else None
+            at = at_size(g, study.size)
+            prec = g["precision"].iloc[0]
+            lines.append(f"| {g['title'].iloc[0]} | {prec} | "
+                         + (f"{worst['margin']:.3f} | {worst['M']}×{worst['N']}×{worst['K']}" if worst is not None
+                            else "| ") + " | "
+                         + (f"{at['margin'].iloc[0]:.3f}" if len(at) and pd.notna(at["margin"].iloc[0]) else "")
+                         + " | " + (f"{g['fp32_margin'].min():.1f}" if prec != precisions.BASE.id else "") + " |")
+        lines.append("")
+    sanitizer = study.optional("sanitizer.csv")
+    if sanitizer is not None:
+        bad = sanitizer[~sanitizer["clean"].astype(bool)]
+        lines += [f"compute-sanitizer ([sanitizer.csv](sanitizer.csv)): {', '.join(sorted(sanitizer['tool'].unique()))} "
+                  f"on one launch of each of {sanitizer['variant'].nunique()} kernels at "
+                  f"{', '.join(sorted(sanitizer['shape'].unique()))}: "
+                  + ("no errors or hazards." if bad.empty else
+                     f"**{len(bad)} of {len(sanitizer)} runs found problems**: "
+                     + "; ".join(f"{r.variant} {r.tool} {r.shape} ({r.first_report})" for r in bad.itertuples())),
+                  ""]
+    faults = study.optional("faults.csv")
+    if faults is not None:
+        live = faults[faults["expected"].astype(bool)]
+        missed = live[~live["caught"].astype(bool)]
+        alarms = faults[~faults["expected"].astype(bool) & faults["caught"].astype(bool)]
+        lines += [f"Planted faults ([faults.csv](faults.csv), `python -m matmulstudy.tools.faults`): "
+                  f"{faults['fault'].nunique()} kernels with one deliberate defect each, {len(faults)} runs; "
+                  f"{len(live) - len(missed)} of {len(live)} live defects caught ("
+                  + ", ".join(f"{n} by {by}" for by, n in live["by"].value_counts().items())
+                  + f"), {len(missed)} missed, {len(alarms)} false alarms.", ""]
+    return lines

@@ -1,0 +1,275 @@
+"""The registry of variants: kernels/registry.yaml, the one list of the study.
+
+Besides the variants it names the roles the rest of the code asks for, so
+that no variant id appears in the package's logic:
+
+chapters   the parts of the progression, in order (the seeds' steps, then
+           the chapters beyond them), each with the precision its steps
+           compute in; a step belongs to one, and colours and figure groups
+           follow them
+role       step (a kernel of a chapter), reference (the library each step of
+           its precision is measured against: "fraction of cuBLAS"), or
+           cpu_baseline
+max_size   the largest M, N or K a variant runs (a CPU triple loop is O(n^3))
+
+A committed study keeps the entries it was measured with (registry.yaml
+beside its tables); Registry.from_entries reads those without the kernel
+files.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+import yaml
+
+from .. import precisions
+from ..errors import StudyError
+from .counters import COUNTERS, DIRECTIONS
+from .expressions import holds
+from .paths import KERNELS_DIR, REGISTRY_PATH
+from .variant import BUILT_BACKENDS, GPU_BACKENDS, Chapter, Search, Variant
+
+BACKENDS = ("c", "numpy", "cuda", "cublas")
+ROLES = ("step", "reference", "cpu_baseline")
+BASELINES = "baselines"   # the folder of the kernels that are no step (a step's is its chapter's)
+_KEYS = {"id", "backend", "file", "kernel", "title", "source", "defines", "block", "tile", "grid",
+         "flop_per_byte", "dtypes", "precision", "role", "chapter", "max_size", "search", "shows", "needs",
+         "shared", "tensor_maps", "cluster"}
+_CHAPTER_KEYS = {"id", "title", "precision"}
+DTYPES = {"float32": "float", "int32": "int"}   # dtype -> the kernels' ELEM
+
+def _parse_entry(i: int, raw: dict, kernels_dir: Path, chapters: dict, check_files: bool) -> Variant:
+    where = f"registry entry {i + 1}"
+    if not isinstance(raw, dict) or "id" not in raw:
+        raise StudyError(f"{where}: every entry needs an 'id'")
+    vid = raw["id"]
+    where = f"registry entry '{vid}'"
+    unknown = set(raw) - _KEYS
+    if unknown:
+        raise StudyError(f"{where}: unknown key(s) {sorted(unknown)}; allowed: {sorted(_KEYS)}")
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", str(vid)):
+        raise StudyError(f"{where}: id must be lower-case letters, digits and _")
+    backend = raw.get("backend")
+    if backend not in BACKENDS:
+        raise StudyError(f"{where}: backend '{backend}' is not one of {list(BACKENDS)}")
+    for key in ("title", "source"):
+        if not raw.get(key):
+            raise StudyError(f"{where}: '{key}' is required")
+    role = raw.get("role", "step" if backend == "cuda" else None)
+    if role not in ROLES:
+        raise StudyError(f"{where}: role '{role}' is not one of {list(ROLES)} (only a cuda kernel may leave it out: "
+                         "it is then a step)")
+    chapter = raw.get("chapter")
+    if (role == "step") != (chapter is not None) or (chapter is not None and chapter not in chapters):
+        raise StudyError(f"{where}: a step names its chapter, one of {list(chapters)}, and nothing else does "
+                         f"(role {role}, chapter {chapter!r})")
+    max_size = raw.get("max_size")
+    if max_size is not None and (not isinstance(max_size, int) or max_size < 1):
+        raise StudyError(f"{where}: max_size must be an integer >= 1 (the largest M, N or K it runs)")
+    path = None
+    kernel = raw.get("kernel", vid)
+    if backend in BUILT_BACKENDS:
+        if not raw.get("file"):
+            raise StudyError(f"{where}: backend {backend} needs a 'file' in kernels/")
+        path = Path(kernels_dir) / raw["file"]
+        if check_files and not path.is_file():
+            raise StudyError(f"{where}: file {path} does not exist")
+        if not re.fullmatch(rf"\d\d_{kernel}\.(cu|c)", path.name):
+            raise StudyError(f"{where}: file '{path.name}' must be named NN_{kernel}.cu (or .c)")
+        folder = chapter if role == "step" else BASELINES
+        if check_files and path.parent.name != folder:
+            whose = "its chapter's folder" if role == "step" else "the folder of the kernels that are no step"
+            raise StudyError(f"{where}: file '{raw['file']}' must lie in {folder}/, {whose} ({folder}/{path.name})")
+    dtypes = tuple(raw.get("dtypes") or ("float32",))
+    if not set(dtypes) <= set(DTYPES) or "float32" not in dtypes:
+        raise StudyError(f"{where}: dtypes {list(dtypes)} must include float32 and be among {list(DTYPES)}")
+    precision = raw.get("precision", chapters[chapter].precision if chapter else precisions.BASE.id)
+    cpu = [p.id for p in precisions.TABLE if p.cpu]
+    if precision not in precisions.PRECISIONS or (precision not in cpu and backend not in GPU_BACKENDS):
+        raise StudyError(f"{where}: precision '{precision}' is not allowed; expected one of "
+                         f"{list(precisions.PRECISIONS)} (anything but {', '.join(cpu)} only on the GPU)")
+    if chapter and precision != chapters[chapter].precision:
+        raise StudyError(f"{where}: precision {precision} differs from its chapter's ({chapters[chapter].precision})")
+    defines = dict(raw.get("defines") or {})
+    for name in defines:
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_]\w*", name):
+            raise StudyError(f"{where}: define {name!r} is not a C identifier (YAML reads OFF, ON, NO, YES "
+                             "as booleans: quote the name or choose another)")
+    block, tile = tuple(raw.get("block") or ()), tuple(raw.get("tile") or ())
+    grid = tuple(raw.get("grid") or ())
+    if backend == "cuda":
+        if len(block) != 2 or len(tile) != 2:
+            raise StudyError(f"{where}: a cuda variant needs 'block: [x, y]' and 'tile: [rows, cols]'")
+        if grid and len(grid) != 2:
+            raise StudyError(f"{where}: 'grid' is [x, y], expressions of the defines and sms")
+        if raw.get("cluster") is not None and (not isinstance(raw["cluster"], list) or len(raw["cluster"]) != 2
+                                               or grid):
+            raise StudyError(f"{where}: 'cluster' is [x, y], blocks of a cluster, on a kernel whose grid covers C")
+    variant = Variant(id=vid, backend=backend, title=raw["title"], source=raw["source"], order=i,
+                      file=path, kernel=kernel, defines=defines, block_expr=block, tile_expr=tile,
+                      grid_expr=grid, ratio_expr=raw.get("flop_per_byte"), dtypes=dtypes, precision=precision,
+                      role=role, chapter=chapter, max_size=max_size, search=_parse_search(raw.get("search"), defines, where),
+                      shows=_parse_shows(raw.get("shows"), role, where), needs=_parse_needs(raw.get("needs"), backend, where),
+                      shared_expr=raw.get("shared"), cluster_expr=tuple(raw.get("cluster") or ()),
+                      maps_expr=_parse_tensor_maps(raw.get("tensor_maps"), backend, where))
+    if variant.shared_expr is not None and backend != "cuda":
+        raise StudyError(f"{where}: shared (dynamic shared memory bytes) is for cuda kernels")
+    if backend == "cuda":
+        variant.flop_per_byte  # evaluates, or says what is wrong
+        if variant.dynamic_shared < 0:
+            raise StudyError(f"{where}: shared gives {variant.dynamic_shared} bytes; it must be >= 0")
+        variant.tensor_maps  # boxes the copy engine takes, or says what is wrong
+        if min(variant.cluster) < 1 or variant.cluster[0] * variant.cluster[1] > 8:
+            raise StudyError(f"{where}: cluster {list(variant.cluster)} is not a portable cluster (1 to 8 blocks)")
+        bx, by, _ = variant.block
+        rows, cols = variant.tile
+        if min(bx, by, rows, cols) < 1 or bx * by > 1024:
+            raise StudyError(f"{where}: block {bx}x{by} / tile {rows}x{cols} is not launchable (1..1024 threads)")
+        if grid and min(variant.launch_grid(1, 1, sms=1)) < 1:
+            raise StudyError(f"{where}: grid {list(grid)} gives no block on a GPU of one multiprocessor")
+    return variant
+
+
+def _parse_needs(raw, backend: str, where: str) -> str | None:
+    """needs: the oldest nvcc target a cuda kernel builds for (sm_80), or an arch-specific one (sm_90a)."""
+    if raw is None:
+        return None
+    if backend != "cuda" or not re.fullmatch(r"sm_\d{2,3}a?", str(raw)):
+        raise StudyError(f"{where}: needs is an nvcc target such as sm_80 or sm_90a, on a cuda kernel; got {raw!r}")
+    return str(raw)
+
+
+def _parse_tensor_maps(raw, backend: str, where: str) -> tuple:
+    """tensor_maps: {A: [rows, cols], B: [rows, cols]} and maybe C: the boxes of the TMA maps a cuda kernel
+    takes, in that order."""
+    if raw is None:
+        return ()
+    if (backend != "cuda" or not isinstance(raw, dict) or set(raw) not in ({"A", "B"}, {"A", "B", "C"})
+            or not all(isinstance(box, list) and len(box) == 2 for box in raw.values())):
+        raise StudyError(f"{where}: tensor_maps is {{A: [rows, cols], B: [rows, cols]}} (and C: [rows, cols]), "
+                         "on a cuda kernel")
+    return tuple((name, tuple(raw[name])) for name in ("A", "B", "C") if name in raw)
+
+
+def _parse_shows(raw, role: str, where: str) -> tuple:
+    """shows: {counter: lower or higher}, the counters of matmulstudy/counters.py that show a step's change."""
+    if raw is None:
+        return ()
+    if role != "step" or not isinstance(raw, dict) or not raw:
+        raise StudyError(f"{where}: shows is {{counter: lower or higher}}, on a step")
+    for counter, direction in raw.items():
+        if counter not in COUNTERS:
+            raise StudyError(f"{where}: shows names '{counter}', which is not a counter; known: {sorted(COUNTERS)}")
+        if direction not in DIRECTIONS:
+            raise StudyError(f"{where}: shows {counter}: '{direction}' must be one of {list(DIRECTIONS)}")
+    return tuple(raw.items())
+
+
+def _parse_search(raw, defines: dict, where: str) -> Search | None:
+    """search: {values: {DEFINE: [v, ...]}, require: [condition, ...]}; the defaults must meet the conditions."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or set(raw) - {"values", "require"} or not isinstance(raw.get("values"), dict):
+        raise StudyError(f"{where}: search is {{values: {{DEFINE: [values]}}, require: [conditions]}}")
+    values = {}
+    for name, options in raw["values"].items():
+        if name not in defines:
+            raise StudyError(f"{where}: search over '{name}', which is not one of its defines {sorted(defines)}")
+        if not isinstance(options, list) or not options or not all(isinstance(v, int) for v in options):
+            raise StudyError(f"{where}: search values of {name} must be a non-empty list of integers")
+        values[name] = tuple(options)
+    search = Search(values, tuple(raw.get("require") or ()))
+    for condition in search.require:
+        if not holds(condition, defines):
+            raise StudyError(f"{where}: its defaults do not meet the search constraint {condition!r}")
+    return search
+
+
+def _parse_chapters(raw: list, where: str) -> dict[str, Chapter]:
+    chapters = {}
+    for entry in raw or []:
+        if not isinstance(entry, dict) or set(entry) - _CHAPTER_KEYS or not entry.get("id") or not entry.get("title"):
+            raise StudyError(f"{where}: a chapter is {{id, title, precision}} (precision {precisions.BASE.id} "
+                             "unless given)")
+        chapter = Chapter(entry["id"], entry["title"], entry.get("precision", precisions.BASE.id))
+        if chapter.precision not in precisions.PRECISIONS or chapter.id in chapters:
+            raise StudyError(f"{where}: chapter '{chapter.id}' repeats or has an unknown precision")
+        chapters[chapter.id] = chapter
+    return chapters
+
+
+class Registry(Mapping):
+    """Variants by id, in the study's order, with the chapters and roles of kernels/registry.yaml."""
+
+    def __init__(self, chapters: dict[str, Chapter], variants: dict[str, Variant], raw: dict):
+        self.chapters = chapters
+        self._variants = variants
+        self.raw = raw   # the YAML as read: what a study's snapshot keeps
+
+    @classmethod
+    def from_entries(cls, raw: dict, kernels_dir: Path = KERNELS_DIR, where: str = "registry",
+                     check_files: bool = True) -> "Registry":
+        entries = (raw or {}).get("variants")
+        if not entries:
+            raise StudyError(f"{where}: no 'variants' list")
+        chapters = _parse_chapters(raw.get("chapters"), where)
+        variants = {}
+        for i, entry in enumerate(entries):
+            v = _parse_entry(i, entry, kernels_dir, chapters, check_files)
+            if v.id in variants:
+                raise StudyError(f"{where}: variant id '{v.id}' appears twice")
+            variants[v.id] = v
+        references = [v.precision for v in variants.values() if v.role == "reference"]
+        if len(references) != len(set(references)):
+            raise StudyError(f"{where}: more than one reference for one precision ({references})")
+        return cls(chapters, variants, raw)
+
+    def __getitem__(self, vid: str) -> Variant:
+        return self._variants[vid]
+
+    def __iter__(self):
+        return iter(self._variants)
+
+    def __len__(self) -> int:
+        return len(self._variants)
+
+    def steps(self, chapter: str | None = None, precision: str | None = None) -> list[Variant]:
+        """The steps (of one chapter, of one precision's chapters), in order."""
+        return [v for v in self.values()
+                if v.is_step and chapter in (None, v.chapter) and precision in (None, v.precision)]
+
+    def reference(self, precision: str = precisions.BASE.id) -> Variant | None:
+        """The variant every step of this precision is measured against, if the registry names one."""
+        return next((v for v in self.values() if v.role == "reference" and v.precision == precision), None)
+
+    def cpu_baselines(self) -> list[Variant]:
+        return [v for v in self.values() if v.role == "cpu_baseline"]
+
+    def raw_entry(self, vid: str) -> dict:
+        """A variant's entry as the YAML gives it."""
+        return next(e for e in self.raw["variants"] if e["id"] == vid)
+
+    def subset(self, ids) -> "Registry":
+        """The same registry with only these variants (the study's snapshot keeps what it measured)."""
+        keep = set(ids)
+        raw = {**self.raw, "variants": [e for e in self.raw["variants"] if e["id"] in keep]}
+        return Registry(self.chapters, {k: v for k, v in self._variants.items() if k in keep}, raw)
+
+
+def parse_variants(entries: list, kernels_dir: Path = KERNELS_DIR, where: str = "registry",
+                   chapters: list | None = None) -> Registry:
+    """A registry from a list of entries (and chapters); files are looked up in kernels_dir."""
+    return Registry.from_entries({"chapters": chapters or [], "variants": entries}, kernels_dir, where)
+
+
+def load_registry(path: Path | str = REGISTRY_PATH, check_files: bool = True) -> Registry:
+    """The registry at path: variants by id, in the registry's order (the study's order)."""
+    try:
+        with open(path) as fh:
+            raw = yaml.safe_load(fh)
+    except yaml.YAMLError as err:
+        raise StudyError(f"{path}: not valid YAML ({str(err).splitlines()[0]})") from None
+    return Registry.from_entries(raw, Path(path).parent if check_files else KERNELS_DIR, str(path), check_files)

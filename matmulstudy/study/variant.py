@@ -1,0 +1,162 @@
+"""One variant of the study, as its registry entry describes it, and what follows from its defines: the
+launch geometry, dynamic shared memory, tensor maps, clusters, the compute-to-memory ratio, the search
+space of its free parameters."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import StudyError
+from ..precisions import BASE
+from .expressions import eval_expr, holds
+
+GPU_BACKENDS = ("cuda", "cublas")
+BUILT_BACKENDS = ("c", "cuda")
+
+
+@dataclass(frozen=True)
+class Search:
+    """A variant's free parameters, tunable (measure/tune.py): the values each define may take, and the
+    constraints a combination must meet to be built (the kernel's static_asserts say the same in C++)."""
+    values: dict
+    require: tuple = ()
+
+    def candidates(self, defaults: dict) -> list[tuple[dict, str | None]]:
+        """Every combination as (defines, why it is invalid or None), the registry's defaults first."""
+        names = list(self.values)
+        combos = [dict(zip(names, vals)) for vals in itertools.product(*self.values.values())]
+        first = {n: defaults[n] for n in names}
+        combos = [first] + [c for c in combos if c != first]
+        out = []
+        for combo in combos:
+            defines = {**defaults, **combo}
+            broken = next((c for c in self.require if not holds(c, defines)), None)
+            out.append((combo, f"constraint {broken!r} does not hold" if broken else None))
+        return out
+
+
+@dataclass(frozen=True)
+class Chapter:
+    id: str
+    title: str
+    precision: str = BASE.id
+
+
+@dataclass(frozen=True)
+class Variant:
+    id: str
+    backend: str
+    title: str
+    source: str
+    order: int
+    file: Path | None = None
+    kernel: str = ""
+    defines: dict = field(default_factory=dict)
+    block_expr: tuple = ()
+    tile_expr: tuple = ()
+    grid_expr: tuple = ()   # a persistent kernel's grid, of the defines and `sms` (the GPU's multiprocessors)
+    ratio_expr: str | None = None
+    dtypes: tuple = ("float32",)
+    precision: str = BASE.id
+    role: str = "step"
+    chapter: str | None = None
+    max_size: int | None = None
+    search: Search | None = None
+    shows: tuple = ()   # (counter, 'lower' or 'higher'): what shows the step's change, from the step before
+    needs: str | None = None   # the oldest nvcc target it builds for (sm_80), or an arch-specific one (sm_90a)
+    shared_expr: str | int | None = None   # dynamic shared memory per block, bytes (expression of the defines)
+    cluster_expr: tuple = ()   # blocks of a thread block cluster (x, y), expressions of the defines
+    maps_expr: tuple = ()   # ((matrix, (box rows, box cols)), ...): TMA maps it takes after C (gpu/tma.py)
+
+    def unsupported(self, arch: str | None) -> str | None:
+        """Why this variant cannot run in a study built for `arch` (sm_NN or sm_NNa), or None. sm_NN needs
+        that or newer; an arch-specific target (sm_90a: wgmma, TMA) runs on that architecture only."""
+        if not self.needs or arch is None:
+            return None
+        have, need = int(re.fullmatch(r"sm_(\d+)[af]?", arch).group(1)), int(self.needs[3:].rstrip("af"))
+        if self.needs.endswith("a") and have != need:
+            return f"needs {self.needs} (instructions of that architecture only); this study builds for {arch}"
+        if have < need:
+            return f"needs {self.needs} or newer; this study builds for {arch}"
+        return None
+
+    def target(self, arch: str) -> str:
+        """The nvcc target to build it for in a study built for `arch`: its own where it is arch-specific."""
+        return self.needs if self.needs and self.needs.endswith("a") else arch
+
+    @property
+    def is_step(self) -> bool:
+        return self.role == "step"
+
+    def runs_on(self, shape) -> bool:
+        """Whether the variant runs this shape (its size cap)."""
+        return self.max_size is None or max(shape) <= self.max_size
+
+    @property
+    def is_gpu(self) -> bool:
+        return self.backend in GPU_BACKENDS
+
+    @property
+    def is_built(self) -> bool:
+        return self.backend in BUILT_BACKENDS
+
+    def with_defines(self, overrides: dict) -> "Variant":
+        """The same variant with some defines replaced (tuning, tests)."""
+        unknown = set(overrides) - set(self.defines)
+        if unknown:
+            raise StudyError(f"variant {self.id}: unknown define(s) {sorted(unknown)}; it has {sorted(self.defines)}")
+        return Variant(**{**self.__dict__, "defines": {**self.defines, **overrides}})
+
+    @property
+    def block(self) -> tuple[int, int, int]:
+        x, y = (eval_expr(e, self.defines) for e in self.block_expr)
+        return (x, y, 1)
+
+    @property
+    def tile(self) -> tuple[int, int]:
+        rows, cols = (eval_expr(e, self.defines) for e in self.tile_expr)
+        return (rows, cols)
+
+    @property
+    def dynamic_shared(self) -> int:
+        """Bytes of dynamic shared memory a block is launched with (0 unless the registry gives `shared`)."""
+        return 0 if self.shared_expr is None else int(eval_expr(self.shared_expr, self.defines))
+
+    @property
+    def tensor_maps(self) -> dict:
+        """{matrix: (box rows, box cols)} of the TMA maps the kernel takes after C, in order (A, B); {} if none."""
+        from ..gpu.tma import check_box
+        return {name: check_box(name, tuple(eval_expr(e, self.defines) for e in box), f"variant {self.id}")
+                for name, box in self.maps_expr}
+
+    @property
+    def flop_per_byte(self) -> float | None:
+        """The seed's compute-to-memory ratio of this step (None if not given)."""
+        return None if self.ratio_expr is None else float(eval_expr(self.ratio_expr, self.defines, integer=False))
+
+    def launch_grid(self, M: int, N: int, sms: int | None = None) -> tuple[int, int, int]:
+        """Blocks to cover an M x N matrix C: ceil(N/cols) x ceil(M/rows) tiles; or, for a variant with
+        a `grid` entry (a persistent kernel, which shares the tiles out itself), that grid on a GPU of
+        `sms` multiprocessors."""
+        if self.grid_expr:
+            if sms is None:
+                raise StudyError(f"{self.id}: its grid depends on the GPU's multiprocessor count, which the "
+                                 "caller did not give")
+            x, y = (eval_expr(e, {**self.defines, "sms": sms}) for e in self.grid_expr)
+            return (x, y, 1)
+        rows, cols = self.tile
+        cx, cy = self.cluster
+        return (_round_up(-(-N // cols), cx), _round_up(-(-M // rows), cy), 1)
+
+    @property
+    def cluster(self) -> tuple[int, int]:
+        """Blocks of one thread block cluster, (x, y); (1, 1) for a kernel without clusters. The grid is
+        rounded up to whole clusters."""
+        return tuple(eval_expr(e, self.defines) for e in self.cluster_expr) if self.cluster_expr else (1, 1)
+
+
+def _round_up(blocks: int, multiple: int) -> int:
+    return -(-blocks // multiple) * multiple

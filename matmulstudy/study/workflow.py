@@ -1,0 +1,154 @@
+"""The workflow's side of a study: what the Snakefile learns when it starts, the inputs and targets of its
+rules. workflow/rules/common.smk makes one StudyRun and the rule files ask it; they hold no logic of their
+own (report/ending.py writes the lines that end a run).
+
+At start, the config is validated against the schema and the registry, the label and the nvcc target are
+resolved (from the GPU where they are `auto`), and the variants this GPU cannot run (a registry `needs` its
+architecture lacks: mma.sync before sm_80, wgmma and TMA off Hopper) are set aside with the reason:
+neither built nor run, and named in skipped.csv and on the page. Any problem stops the run there, in one
+line. Nothing here imports pandas or Matplotlib: a run starts without them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ..errors import StudyError
+from ..gpu import host
+from . import paths, plan
+from .registry import Registry, load_registry
+from .settings import validate
+
+
+def linting(argv: list[str]) -> bool:
+    """Whether Snakemake was asked to lint (it reads the rules and runs nothing: no GPU is asked anything)."""
+    return any(arg == "--lint" or arg.startswith("--lint=") for arg in argv)
+
+
+def _label_and_arch(given, uses_gpu: bool, lint: bool) -> tuple[str, str | None]:
+    label, arch = given.label, given.arch
+    if lint:
+        return (label if label != "auto" else "lint"), (arch if arch != "auto" else "sm_90")
+    if label == "auto" or (uses_gpu and arch == "auto"):
+        try:
+            gpu = host.visible_gpu()
+        except StudyError as err:
+            raise StudyError(f"{err}; set label (and arch, e.g. sm_90) in the config or run on a machine with "
+                             "a GPU") from None
+        if label == "auto":
+            label = host.gpu_label(gpu["name"])
+        if arch == "auto":
+            arch = host.arch_of(gpu["compute_capability"])
+    if uses_gpu:
+        host.check_arch(arch)
+    return label, (arch if uses_gpu else None)
+
+
+class StudyRun:
+    """One run of the workflow: the registry, the settings it measures with (label, arch and the variants
+    resolved), what it skips, and the files each rule reads and writes."""
+
+    def __init__(self, registry: Registry, config: dict, argv: list[str]):
+        self.registry = registry
+        given = validate(config, registry)
+        self.uses_gpu = any(registry[v].is_gpu for v in given.variants)   # then nvcc builds the harness too
+        label, arch = _label_and_arch(given, self.uses_gpu, linting(argv))
+        self.skipped = {v: why for v in given.variants if (why := registry[v].unsupported(arch))}
+        # what every job measures with, what provenance hashes, what the study keeps
+        self.settings = dataclasses.replace(given, label=label, arch=arch, variants=type(given.variants)(
+            v for v in given.variants if v not in self.skipped))
+        self.variants = [registry[v] for v in self.settings.variants]
+        self.tuned = [v for v in self.variants if v.search] if self.settings.tune else []   # what tune_variant sweeps
+        self.jobs = {(v.id, dtype, seed): shapes for v, dtype, seed, shapes in plan.bench_jobs(self.settings, registry)}
+
+    @classmethod
+    def start(cls, config: dict, argv: list[str]) -> "StudyRun":
+        """The run the config asks for, or StudyError saying in one line what is wrong."""
+        return cls(load_registry(), config, argv)
+
+    @property
+    def label(self) -> str:
+        return self.settings.label
+
+    def gpu_model(self, wildcards) -> str:
+        """The GPU a job asks a cluster for (resources gpu_model): the model its label names (label h100:
+        --gpus=h100:1), so an h100 study lands on h100 nodes. Empty (no GPU) for a study without GPU variants."""
+        return wildcards.label if self.uses_gpu else ""
+
+    def variant_pattern(self, backends) -> str:
+        """Wildcard regex of the variants of some backends (never matches if none)."""
+        return "|".join(vid for vid, v in self.registry.items() if v.backend in backends) or "(?!)"
+
+    @property
+    def tuned_pattern(self) -> str:
+        return "|".join(v.id for v in self.tuned) or "(?!)"
+
+    def tuned_choice(self, label: str, variant: str) -> dict:
+        """compile_kernel's extra input where the study tunes the variant: the chosen defines."""
+        tuned = variant in {v.id for v in self.tuned}
+        return {"chosen": paths.TUNING.format(label=label, variant=variant, ext="json")} if tuned else {}
+
+    # --- measure_variant: one job per variant, dtype and seed ---------------------------------------------
+    def bench_problems(self, variant: str, dtype: str, seed) -> list[dict]:
+        """Per shape of this job: its input files, and what its results are checked against
+        (plan.reference_kind): 'gpu' and 'freivalds' need only A and B, 'cpu' the float64 reference that
+        make_reference makes."""
+        problems = []
+        for shape in self.jobs[variant, dtype, int(seed)]:
+            files = paths.inputs(dtype, shape, seed)
+            kind = plan.reference_kind(shape, self.settings.checking, self.uses_gpu)
+            keep = ("a", "b", "ref", "scale") if kind == "cpu" else ("a", "b")
+            problems.append({"shape": shape.tag, "check": kind, **{key: files[key] for key in keep}})
+        return problems
+
+    def bench_inputs(self, label: str, variant: str, dtype: str, seed) -> dict:
+        v = self.registry[variant]
+        problems = self.bench_problems(variant, dtype, seed)
+        inputs = {"data": [path for p in problems for key, path in p.items() if key not in ("shape", "check")]}
+        if v.is_built:
+            inputs["binary"] = paths.binary(label, v, dtype)
+            inputs["build"] = paths.binary(label, v, dtype) + ".json"
+        if self.uses_gpu:   # GPU variants run on it; every variant's results are checked on it
+            inputs["gpu"] = paths.GPU_FACTS.format(label=label)
+            inputs["harness"] = paths.HARNESS.format(label=label)
+        return inputs
+
+    # --- what collect_results gathers -----------------------------------------------------------------------
+    def samples(self, label: str) -> list[str]:
+        return [paths.SAMPLES.format(label=label, dtype=dtype, variant=vid, seed=seed)
+                for vid, dtype, seed in self.jobs]
+
+    def resource_reports(self, label: str) -> list[str]:
+        return [paths.binary(label, v, dtype) + ".json" for v, dtype in plan.builds(self.settings, self.registry)]
+
+    def sass_reports(self, label: str) -> list[str]:
+        return [paths.SASS.format(label=label, dtype=dtype, variant=v.id)
+                for v, dtype in plan.builds(self.settings, self.registry) if v.backend == "cuda"]
+
+    def ncu_reports(self, label: str) -> list[str]:
+        if not self.settings.ncu:
+            return []
+        size = self.settings.ncu_size
+        return [paths.NCU.format(label=label, variant=v.id, shape=f"{size}x{size}x{size}")
+                for v in self.variants if v.is_gpu]
+
+    def sanitizer_reports(self, label: str) -> list[str]:
+        if not self.settings.sanitizer:
+            return []
+        return [paths.SANITIZER.format(label=label, variant=v.id) for v in self.variants if v.backend == "cuda"]
+
+    def tuning_tables(self, label: str) -> list[str]:
+        return [paths.TUNING.format(label=label, variant=v.id, ext="csv") for v in self.tuned]
+
+    def gpu_facts(self, label: str) -> list[str]:
+        return [paths.GPU_FACTS.format(label=label)] if self.uses_gpu else []
+
+    def final_outputs(self, report_outputs: list[str]) -> list[str]:
+        """The study's tables, figures and pages (`report_outputs`), and the optional stages' own outputs:
+        asked for here, an ncu or sanitizer run added to a finished study runs, and collect_results then takes
+        it in (Snakemake does not run a job for an input that only a job with nothing else to do would read)."""
+        label, s = self.label, self.settings
+        tables = [paths.study_file(key, label) for key in ("results", "summary", "hardware")]
+        tables += [paths.study_file("sanitizer", label)] * s.sanitizer
+        tables += [paths.study_file("tuning", label)] * bool(self.tuned)
+        return tables + self.ncu_reports(label) + self.sanitizer_reports(label) + report_outputs

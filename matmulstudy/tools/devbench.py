@@ -1,0 +1,120 @@
+"""One call to develop kernels by: build, verify on ragged shapes, time, print a short table.
+
+    python -m matmulstudy.tools.devbench --chapter beyond --out devbench.csv
+    python -m matmulstudy.tools.devbench gpu_warptile gpu_double_buffer --time 4096 --check 17x33x65
+
+Every variant named (or every step of the chapter, with the chapter's
+reference) is built for the GPU at hand, checked element by element on the
+ragged shapes (K = 1, odd K, an odd number of K-slices, M or N not a multiple
+of 4, rows that do not start on 16 bytes, more than one 128 x 256 block
+tile, more than one group of tile rows), then timed on the timing shapes as
+the study times them, each against the same GPU reference, with the lowest
+SM clock NVML read and the number of throttled samples. The study's numbers
+come from the workflow; this is the short loop between two of its runs
+(notes/beyond_the_seeds.md and notes/tensor_cores.md keep what each version
+was predicted to do and did).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from ..errors import StudyError
+from ..gpu import host
+from ..measure import bench, build, data
+from ..measure.devicecheck import DeviceReference, workspace
+from ..study.registry import load_registry
+from ..study.settings import CHECK_ONLY, Timing, default_settings
+from ..study.shapes import Shape
+
+CHECK_SHAPES = "1x1x1,17x33x65,200x72x40,131x259x1,31x1x4097,513x257x129,1537x3001x997,2600x520x36"
+TIMING = Timing(warmup=3, cache="cold", min_samples=10, max_samples=50, max_noise=0.005, max_time_s=1.0,
+                throttle_fraction=0.9)
+
+
+def _shapes(text: str) -> list[Shape]:
+    out = []
+    for tag in filter(None, text.replace(" ", "").split(",")):
+        out.append(Shape(*(int(x) for x in tag.split("x"))) if "x" in tag else Shape(*(int(tag),) * 3))
+    return out
+
+
+def run(variant_ids: list[str], check_shapes: list[Shape], time_shapes: list[Shape], arch: str) -> pd.DataFrame:
+    registry, checking = load_registry(), default_settings().checking
+    variants = [registry[v] for v in variant_ids]
+    rows = []
+    with workspace(arch, io.StringIO()) as (gpu, tmp, harness):
+        cubins = {}
+        for v in variants:
+            if v.is_built:
+                cubins[v.id] = tmp / f"{v.id}.cubin"
+                report = build.build(v, cubins[v.id], tmp / f"{v.id}.json", v.target(arch), io.StringIO())
+                print(f"{v.id}: {report['registers']} registers, {report['shared_bytes'] + report['dynamic_shared_bytes']} B shared, "
+                      f"{report['spill_store_bytes'] + report['spill_load_bytes']} B spilled", flush=True)
+        for shape in [s for s in check_shapes if s not in time_shapes] + time_shapes:
+            timed = shape in time_shapes
+            a, b = data.make_inputs(shape, 0)
+            with DeviceReference(gpu, harness, a, b) as reference:
+                for v in variants:
+                    timing = TIMING if timed else CHECK_ONLY
+                    res = bench.measure(v, shape, 0, a, b, cubins.get(v.id), timing, checking, harness=harness,
+                                        session=gpu, reference=reference)
+                    r = res.iloc[0]
+                    rows.append({"variant": v.id, "shape": shape.tag, "timed": timed, "verified": bool(r["verified"]),
+                                 "margin": r["margin"], "bad": int(r["bad_elements"]),
+                                 "median_ms": res["time_ms"].median() if timed else None,
+                                 "gflops": res["gflops"].median() if timed else None,
+                                 "min_mhz": pd.to_numeric(res["sm_clock_mhz"], errors="coerce").min() if timed else None,
+                                 "throttled": int(res["throttled"].eq(True).sum()) if timed else None})
+    df = pd.DataFrame(rows)
+    for precision in {v.precision for v in variants}:
+        ref = registry.reference(precision)
+        if ref is not None and ref.id in set(df["variant"]):
+            base = df[(df.variant == ref.id) & df["timed"]].set_index("shape")["gflops"]
+            mine = df["variant"].map(lambda vid: registry[vid].precision == precision)
+            df.loc[mine, "of_reference"] = df.loc[mine, "gflops"] / df.loc[mine, "shape"].map(base)
+    return df
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("variants", nargs="*", help="variant ids (default: the chapter's steps)")
+    p.add_argument("--chapter", help="every step of this chapter, and its precision's reference")
+    p.add_argument("--check", default=CHECK_SHAPES, help="shapes verified (MxNxK or n, comma-separated)")
+    p.add_argument("--time", default="4096,8192,2048,1537x3001x997", help="shapes verified and timed")
+    p.add_argument("--arch", default="auto")
+    p.add_argument("--out", type=Path)
+    args = p.parse_args(argv)
+    try:
+        registry = load_registry()
+        ids = list(args.variants)
+        if args.chapter:
+            steps = registry.steps(args.chapter)
+            if not steps:
+                raise StudyError(f"no steps in chapter '{args.chapter}'; chapters: {list(registry.chapters)}")
+            ids += [v.id for v in steps] + [registry.reference(steps[0].precision).id]
+        if not ids:
+            raise StudyError("name variants or a --chapter")
+        arch = host.arch_of(host.visible_gpu()["compute_capability"]) if args.arch == "auto" else args.arch
+        df = run(list(dict.fromkeys(ids)), _shapes(args.check), _shapes(args.time), arch)
+    except StudyError as err:
+        print(f"error: {err}", file=sys.stderr)
+        raise SystemExit(1) from None
+    if args.out:
+        df.to_csv(args.out, index=False)
+    failed = df[~df["verified"]]
+    print(df[~df["timed"]].groupby("variant", sort=False)
+          .agg(shapes=("shape", "size"), verified=("verified", "all"), worst_margin=("margin", "max")).to_string())
+    print(df[df["timed"]].drop(columns=["timed", "bad"]).to_string(index=False, float_format="{:,.3f}".format))
+    if len(failed):
+        print(f"\nFAILED: {failed[['variant', 'shape', 'margin', 'bad']].to_string(index=False)}")
+        raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    main()

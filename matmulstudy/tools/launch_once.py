@@ -1,0 +1,50 @@
+"""Launch one variant once, for a profiler: python -m matmulstudy.tools.launch_once ID MxNxK [CUBIN].
+
+ncu replays that one launch as often as its counters need. The inputs are
+the study's seeded float32 matrices; the result is not checked here (the
+bench jobs verify every variant on this shape). A cuda variant needs its
+cubin; a cublas variant calls cuBLAS with its precision's math mode.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from ..errors import StudyError
+from ..gpu.cublas import Cublas
+from ..gpu.launch import launcher
+from ..gpu.session import GpuSession
+from ..measure.build import built_variant
+from ..measure.data import make_inputs
+from ..study.registry import load_registry
+from ..study.shapes import Shape
+
+
+def main(argv: list[str]) -> None:
+    if len(argv) not in (2, 3):
+        raise StudyError("usage: python -m matmulstudy.tools.launch_once VARIANT MxNxK [CUBIN]")
+    variant = load_registry()[argv[0]]
+    if len(argv) == 3:
+        variant = built_variant(variant, argv[2])
+    shape = Shape.parse(argv[1])
+    if not variant.is_gpu or variant.is_built != (len(argv) == 3):
+        raise StudyError(f"{variant.id}: a cuda variant needs its CUBIN, a cublas one none, others cannot run here")
+    a, b = make_inputs(shape, 0)
+    M, N, K = shape
+    with GpuSession() as gpu:
+        d_a, d_b, d_c = gpu.to_device(a), gpu.to_device(b), gpu.empty(M * N * 4)
+        if variant.backend == "cuda":
+            launcher(gpu, argv[2], variant, M, N, K, d_a, d_b, d_c)()
+        else:
+            with Cublas(variant.precision) as blas:
+                blas.sgemm(M, N, K, d_a, d_b, d_c)
+                gpu.synchronize()
+        gpu.synchronize()
+
+
+if __name__ == "__main__":
+    try:
+        main(sys.argv[1:])
+    except StudyError as err:
+        print(f"error: {err}", file=sys.stderr)
+        raise SystemExit(1) from None
