@@ -3,7 +3,7 @@
 These are measured numbers. reports/h100/: an NVIDIA H100 80GB HBM3, in one
 session, `snakemake --cores 1` then `--config ncu=true sanitizer=true
 tune=true`, the CuPy
-cross-check (`python -m matmulstudy.crosscheck`) and a second full study
+cross-check (`python -m matmulstudy.tools.crosscheck`) and a second full study
 run right after (`--config label=h100-repeat`, its summary kept in
 reports/h100/repeat/); the targets are the ones the study was asked to meet
 on that GPU. reports/h100-tensor/ (the same GPU model, with the tensor-core

@@ -1,4 +1,4 @@
-"""The verifier: bound (1) of matmulstudy/verify.py passes every correct FP32 summation with
+"""The verifier: bound (1) of matmulstudy/measure/verify.py passes every correct FP32 summation with
 room, rejects TF32 and fp16 arithmetic at every K of the study, and catches every kind of wrong
 result; Freivalds' check as documented. All on the CPU, with products made here."""
 

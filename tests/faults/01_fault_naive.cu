@@ -1,10 +1,10 @@
 // Planted faults in the naive kernel (step 1): each FAULT value is one
 // deliberate defect. tests/faults/faults.yaml lists them; the fault suite
-// (python -m matmulstudy.faults) runs each through the study's own
+// (python -m matmulstudy.tools.faults) runs each through the study's own
 // bench.measure and records whether the verification catches it.
 //
 // Every fault below leaves the kernel otherwise correct, so what is caught
-// is the defect alone. The bound a result is held to (matmulstudy/verify.py)
+// is the defect alone. The bound a result is held to (matmulstudy/measure/verify.py)
 // is TAU * 2^-23 * sqrt(K) * r, r = sqrt(sum_k (A(row,k) B(k,col))^2); the
 // faults that put one element "TIMES bounds off" compute that bound here.
 

@@ -1,6 +1,6 @@
 # Every sample of the study in one tidy table, with the summary, failures,
 # the GPU's facts, and what the study was measured with (its registry
-# entries and settings: matmulstudy/snapshot.py).
+# entries and settings: matmulstudy/study/snapshot.py).
 
 
 rule collect_results:

@@ -1,5 +1,5 @@
 # Optional (config tune: true): every variant whose registry entry has a
-# search space is tuned on this GPU (matmulstudy/tune.py): each candidate
+# search space is tuned on this GPU (matmulstudy/measure/tune.py): each candidate
 # built, verified and timed at tune_size, invalid ones recorded with the
 # reason, for at most tune_budget_s seconds; compile_kernel then builds the
 # study's kernel with the chosen defines, and collect_results keeps every
