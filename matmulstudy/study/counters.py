@@ -4,7 +4,7 @@ them, with how to print them and which way is worse.
 
 A registry entry's `shows` names the counters that show what the step
 changes, and which way they should move from the step before; the summary
-page prints them (explain.py).
+page prints them (report/explain.py).
 """
 
 from __future__ import annotations

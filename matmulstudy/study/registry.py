@@ -155,7 +155,7 @@ def _parse_tensor_maps(raw, backend: str, where: str) -> tuple:
 
 
 def _parse_shows(raw, role: str, where: str) -> tuple:
-    """shows: {counter: lower or higher}, the counters of matmulstudy/counters.py that show a step's change."""
+    """shows: {counter: lower or higher}, the counters of study/counters.py that show a step's change."""
     if raw is None:
         return ()
     if role != "step" or not isinstance(raw, dict) or not raw:

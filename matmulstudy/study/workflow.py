@@ -58,8 +58,9 @@ class StudyRun:
         self.settings = dataclasses.replace(given, label=label, arch=arch, variants=type(given.variants)(
             v for v in given.variants if v not in self.skipped))
         self.variants = [registry[v] for v in self.settings.variants]
-        self.tuned = [v for v in self.variants if v.search] if self.settings.tune else []   # what tune_variant sweeps
-        self.jobs = {(v.id, dtype, seed): shapes for v, dtype, seed, shapes in plan.bench_jobs(self.settings, registry)}
+        self.tuned = [v for v in self.variants if v.search] if self.settings.tune else []   # tune_variant's
+        self.jobs = {(v.id, dtype, seed): shapes   # measure_variant's: one per variant, dtype and seed
+                     for v, dtype, seed, shapes in plan.bench_jobs(self.settings, registry)}
 
     @classmethod
     def start(cls, config: dict, argv: list[str]) -> "StudyRun":
