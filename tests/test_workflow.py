@@ -42,6 +42,7 @@ def test_dry_run_builds_the_expected_dag(tmp_path, default_config, registry, ncu
         "inspect_sass": len(cuda_builds),
         "make_inputs": n_inputs,   # no make_reference job: a study with a GPU makes its references there
         "measure_variant": len(bench_jobs(settings, registry)),
+        "measure_energy": 1,       # every GPU variant's sustained run, after every timed one
         "collect_results": 1,
         "plot_report": 1,
         "all": 1,

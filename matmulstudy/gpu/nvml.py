@@ -4,7 +4,9 @@ A kernel timed while the GPU had lowered its SM clock (power cap, heat) is
 slower for a reason that has nothing to do with the kernel. The harness
 reads these while each batch of timed launches runs, keeps them with every
 sample, and flags samples whose SM clock was below a fraction of the
-device's highest clock (`throttle_fraction` in the config).
+device's highest clock (`throttle_fraction` in the config). The total-energy
+counter (millijoules since the driver loaded; Volta and later) is read with
+them: the energy between two readings is what the GPU drew in between.
 
 The NVML device is found by the PCI bus id of the CUDA device, so both name
 the same GPU whatever CUDA_VISIBLE_DEVICES says. Without NVML (no
@@ -15,6 +17,7 @@ reason is recorded; the timings themselves do not depend on it.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 # Bits of nvmlDeviceGetCurrentClocksEventReasons (nvml.h); idle and the
@@ -38,6 +41,8 @@ class Reading:
     temperature_c: float = math.nan
     power_w: float = math.nan
     reasons: int = 0
+    energy_mj: float = math.nan   # the total-energy counter (NaN where the GPU or NVML has none)
+    time_s: float = math.nan      # time.perf_counter() when read
 
 
 def worst(readings: list[Reading]) -> Reading:
@@ -65,6 +70,7 @@ class Monitor:
 
     def __init__(self, pci_bus_id: str):
         self.unavailable = None
+        self.energy_unavailable = None
         self._nvml = None
         try:
             import pynvml
@@ -76,16 +82,21 @@ class Monitor:
             return
         self._reasons = getattr(pynvml, "nvmlDeviceGetCurrentClocksEventReasons", None) or \
             pynvml.nvmlDeviceGetCurrentClocksThrottleReasons
+        try:
+            pynvml.nvmlDeviceGetTotalEnergyConsumption(self._handle)
+        except pynvml.NVMLError as err:   # older than Volta, or not exposed here
+            self.energy_unavailable = f"NVML's total-energy counter: {err}"
 
     def read(self) -> Reading:
         if self._nvml is None:
-            return Reading()
+            return Reading(time_s=time.perf_counter())
         n, h = self._nvml, self._handle
+        energy = math.nan if self.energy_unavailable else float(n.nvmlDeviceGetTotalEnergyConsumption(h))
         return Reading(sm_clock_mhz=float(n.nvmlDeviceGetClockInfo(h, n.NVML_CLOCK_SM)),
                        mem_clock_mhz=float(n.nvmlDeviceGetClockInfo(h, n.NVML_CLOCK_MEM)),
                        temperature_c=float(n.nvmlDeviceGetTemperature(h, n.NVML_TEMPERATURE_GPU)),
                        power_w=n.nvmlDeviceGetPowerUsage(h) / 1000.0,
-                       reasons=int(self._reasons(h)))
+                       reasons=int(self._reasons(h)), energy_mj=energy, time_s=time.perf_counter())
 
     def facts(self) -> dict:
         """Driver version, power limit and the highest clocks NVML reports."""

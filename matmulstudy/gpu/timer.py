@@ -8,7 +8,12 @@
 - Timer: batches of launches behind the blocker, each launch between its
   own pair of CUDA events, for as long as the stopping criterion
   (measure/criterion.py) asks; while a batch runs, an observer (nvml.py's
-  Monitor) is read.
+  Monitor) is read, and a batch during which the GPU throttled is taken
+  again after a pause (the criterion's Retake). These are the burst
+  samples: short batches, each launch with a cold L2.
+- Timer.sustain: launches back to back, hot, for a while: what a long run
+  gets at the power cap, and the energy it draws (NVML's energy counter,
+  read from one of its ticks to another, so that no partial tick counts).
 
 The harness's kernels (harness.cu) do the flushing and the blocking.
 """
@@ -22,6 +27,12 @@ import numpy as np
 
 BLOCK_TIMEOUT_NS = 5 * 10**9   # the blocker gives up after 5 s
 POLL_S = 0.002                 # the observer is read every ~2 ms while a batch runs
+SUSTAIN_CHUNK_S = 0.01         # a sustained run queues ~10 ms of launches a chunk (at most SUSTAIN_CHUNK of them),
+SUSTAIN_CHUNK = 256            # with ~50 ms queued ahead of the GPU: the host's polling never lets it go idle
+SUSTAIN_AHEAD_S = 0.05
+QUEUED = 512                   # launches queued ahead at most
+SUSTAIN_TIMEOUT_S = 5.0        # a counter that does not tick in this long gives no energy
+TICK_JITTER_S = 0.02           # the counter's ticks come a few ms early or late: one this early closes a window
 
 
 class L2Flush:
@@ -71,6 +82,39 @@ class TimedSamples:
     blocked: bool = True          # every batch waited behind the blocker until released
     stop_reason: str = ""
     elapsed_s: float = 0.0
+    retaken_ms: list = field(default_factory=list)        # samples of the batches taken again: kept, not counted
+    retaken_readings: list = field(default_factory=list)
+    retakes: int = 0              # batches taken again
+    recovery_s: float = 0.0       # spent waiting for the clock to come back
+
+    def add(self, batch_ms: list, readings: list, retake=None) -> bool:
+        """Keep a timed batch, with the observer's readings while it ran: counted, or, where `retake`
+        (criterion.Retake) says the GPU throttled and it may be taken again, kept aside. True: take it again
+        (after retake.recovery_s, which is counted here)."""
+        if retake is not None and retake.again(readings, self.retakes):
+            self.retaken_ms += batch_ms
+            self.retaken_readings += [readings] * len(batch_ms)
+            self.retakes += 1
+            self.recovery_s += retake.recovery_s
+            return True
+        self.times_ms += batch_ms
+        self.batch_readings += [readings] * len(batch_ms)
+        return False
+
+
+@dataclass
+class Sustained:
+    """Launches back to back for a while: the rate a long run gets, and the energy it draws."""
+    launches: float               # completed within the window (interpolated between chunks)
+    seconds: float                # the window: from one tick of the energy counter to another (or host time)
+    joules: float | None          # drawn by the whole GPU in the window; None where there is no counter
+    readings: list = field(default_factory=list)
+    note: str = ""                # why there is no energy, where there is none
+
+    @property
+    def launch_ms(self) -> float:
+        """The window's time per launch."""
+        return self.seconds * 1e3 / self.launches
 
 
 class Timer:
@@ -86,14 +130,16 @@ class Timer:
         """The session's timer: its harness loaded and its buffers allocated once."""
         return gpu.kept("timer", lambda: cls(gpu, harness_cubin))
 
-    def time(self, launch, warmup: int, criterion, cold: bool = True, monitor=None) -> TimedSamples:
+    def time(self, launch, warmup: int, criterion, cold: bool = True, monitor=None, retake=None) -> TimedSamples:
         """Time `launch` until `criterion` says stop.
 
         After `warmup` launches, timed launches are queued in batches behind
         the blocker, each launch between its own pair of events (with an L2
         flush before the start event when `cold`), released together and
         synchronised once per batch. While a batch runs, `monitor` is read;
-        each sample keeps the readings of its batch.
+        each sample keeps the readings of its batch. With `retake`
+        (criterion.Retake) a batch the GPU throttled in is kept aside, and
+        after a pause taken again, shorter.
         """
         cuda = self.gpu.cuda
         for _ in range(warmup):
@@ -103,7 +149,7 @@ class Timer:
         self.gpu.synchronize()
         out = TimedSamples()
         t0 = time.perf_counter()
-        estimate = 0.0
+        estimate, cap = 0.0, None   # cap: the size of a batch taken again
         while True:
             elapsed = time.perf_counter() - t0
             reason = criterion.stop(out.times_ms, elapsed)
@@ -111,6 +157,7 @@ class Timer:
                 out.stop_reason, out.elapsed_s = reason, elapsed
                 return out
             count = criterion.next_batch(len(out.times_ms), estimate, elapsed)
+            count = min(count, cap) if cap else count
             starts = [cuda.Event() for _ in range(count)]
             ends = [cuda.Event() for _ in range(count)]
             self.blocker.hold()
@@ -129,7 +176,67 @@ class Timer:
                     readings.append(monitor.read())
             ends[-1].synchronize()
             out.blocked &= self.blocker.held_throughout
-            out.times_ms += [start.time_till(end) for start, end in zip(starts, ends)]
-            out.batch_readings += [readings] * count
             # wall time per launch, flushes included, for the next batch's size
             estimate = (time.perf_counter() - t0 - elapsed) / count
+            if out.add([start.time_till(end) for start, end in zip(starts, ends)], readings, retake):
+                cap = retake.next_batch(count)
+                time.sleep(retake.recovery_s)
+
+    def sustain(self, launch, launch_ms: float, window_s: float, monitor) -> Sustained:
+        """Launch back to back (no L2 flush), ~50 ms of launches queued ahead, until the energy counter has
+        ticked twice at least `window_s` apart, the GPU busy since before the first tick.
+
+        The window runs from one tick to another: the counter moves in steps (every 100 ms on the H100,
+        tools/powertrace.py measures it), so the energy between two ticks is whole. The launches in the window
+        are interpolated between the host times at which chunks were seen finished (the observer is read
+        every ~2 ms). `launch_ms`, the burst median, sizes the chunks (~10 ms of launches). Without an energy
+        counter, or one that does not move, the window is `window_s` of host time and joules is None.
+        """
+        cuda = self.gpu.cuda
+        per_chunk = min(SUSTAIN_CHUNK, max(1, int(SUSTAIN_CHUNK_S * 1e3 / max(launch_ms, 1e-4))))
+        # chunks queued ahead: ~50 ms, within CUDA's queue of pending launches (1,024), or queueing would block
+        ahead = max(2, min(int(SUSTAIN_AHEAD_S * 1e3 / (per_chunk * max(launch_ms, 1e-4))), QUEUED // per_chunk))
+        chunks, finished = [], [(time.perf_counter(), 0)]   # (host time, launches finished by then)
+
+        def enqueue():
+            for _ in range(per_chunk):
+                launch()
+            event = cuda.Event()
+            event.record()
+            chunks.append(event)
+
+        counter = monitor.unavailable is None and monitor.energy_unavailable is None
+        readings, first, last = [], None, None
+        start = time.perf_counter()
+        while last is None:
+            while len(chunks) < ahead:
+                enqueue()
+            time.sleep(POLL_S)
+            r = monitor.read()
+            readings.append(r)
+            while chunks and chunks[0].query():
+                chunks.pop(0)
+                finished.append((r.time_s, finished[-1][1] + per_chunk))
+            busy = finished[-1][1] > 0   # a chunk has finished: the GPU has been at it since
+            if counter and r.time_s - start > SUSTAIN_TIMEOUT_S:
+                counter, first = False, None   # the counter does not move: host time, no energy
+            if counter:
+                ticked = len(readings) > 1 and r.energy_mj != readings[-2].energy_mj
+                if ticked and busy and first is None:
+                    first = r
+                elif ticked and first is not None and r.time_s - first.time_s >= window_s - TICK_JITTER_S:
+                    last = r
+            elif busy:
+                first = first or r
+                last = r if r.time_s - first.time_s >= window_s else None
+        while chunks:   # a finish after the window's end, to interpolate to it
+            chunks[0].synchronize()
+            chunks.pop(0)
+            finished.append((time.perf_counter(), finished[-1][1] + per_chunk))
+        times, done = zip(*finished)
+        launches = float(np.interp(last.time_s, times, done) - np.interp(first.time_s, times, done))
+        seconds = last.time_s - first.time_s
+        joules = (last.energy_mj - first.energy_mj) / 1e3 if counter else None
+        note = "" if counter else (monitor.unavailable or monitor.energy_unavailable
+                                   or f"NVML's energy counter did not move in {SUSTAIN_TIMEOUT_S:g} s")
+        return Sustained(launches=launches, seconds=seconds, joules=joules, readings=[x for x in readings if first.time_s <= x.time_s <= last.time_s], note=note)

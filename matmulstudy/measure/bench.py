@@ -35,7 +35,7 @@ from ..gpu.timer import Timer
 from ..study.settings import Checking, Timing
 from ..study.shapes import Shape
 from ..study.variant import Variant
-from .criterion import Criterion, relative_noise
+from .criterion import Criterion, Retake, relative_noise
 from .verify import POISON, POISON_BITS, Verification, elementwise, freivalds, worst
 
 
@@ -136,17 +136,22 @@ def _measure_gpu(variant, shape, a, b, verifier, binary, harness, timing, sessio
             stack.callback(gpu.release, d_a, d_b)
         d_c = gpu.empty(M * N * 4)
         stack.callback(gpu.release, d_c)
-        extra = {"device": gpu.device.name()}
-        if variant.backend == "cuda":
-            launch = launcher(gpu, binary, variant, M, N, K, d_a, d_b, d_c)
-            grid, block = variant.launch_grid(M, N, gpu.sm_count), variant.block
-            extra.update(grid=f"{grid[0]}x{grid[1]}", block=f"{block[0]}x{block[1]}")
-            return _verify_then_time(gpu, timer, launch, d_c, shape, verifier, timing, extra, a.dtype)
+        launch, extra = gpu_launch(gpu, stack, variant, binary, shape, d_a, d_b, d_c)
+        return _verify_then_time(gpu, timer, launch, d_c, shape, verifier, timing, extra, a.dtype)
 
-        blas = stack.enter_context(Cublas(variant.precision))
-        extra["library"] = f"cuBLAS {blas.version}"
-        return _verify_then_time(gpu, timer, lambda: blas.sgemm(M, N, K, d_a, d_b, d_c),
-                                 d_c, shape, verifier, timing, extra)
+
+def gpu_launch(gpu, stack, variant, binary, shape, d_a, d_b, d_c):
+    """A call that runs a GPU variant once on these buffers (a cuda kernel as the study launches it, or cuBLAS
+    in the variant's precision, its handle closed with `stack`), and the facts of the launch for its rows."""
+    M, N, K = shape
+    extra = {"device": gpu.device.name()}
+    if variant.backend == "cuda":
+        grid, block = variant.launch_grid(M, N, gpu.sm_count), variant.block
+        extra.update(grid=f"{grid[0]}x{grid[1]}", block=f"{block[0]}x{block[1]}")
+        return launcher(gpu, binary, variant, M, N, K, d_a, d_b, d_c), extra
+    blas = stack.enter_context(Cublas(variant.precision))
+    extra["library"] = f"cuBLAS {blas.version}"
+    return (lambda: blas.sgemm(M, N, K, d_a, d_b, d_c)), extra
 
 
 def _verify_then_time(gpu, timer, launch, d_c, shape, verifier, timing: Timing, extra, dtype=np.float32):
@@ -157,19 +162,21 @@ def _verify_then_time(gpu, timer, launch, d_c, shape, verifier, timing: Timing, 
     first = verifier.in_device_memory(gpu, d_c, dtype)
     if not first.ok:
         return [], first, extra, None
+    max_clock = gpu.attribute("CLOCK_RATE") / 1000
     monitor = nvml.Monitor(gpu.device.pci_bus_id())
+    retake = Retake(max_clock, timing.throttle_fraction, timing.throttle_recovery_s, timing.max_retakes)
     try:
         timed = timer.time(launch, timing.warmup, Criterion.from_timing(timing), cold=timing.cache == "cold",
-                           monitor=monitor)
+                           monitor=monitor, retake=retake if timing.max_retakes else None)
     finally:
         monitor.close()
     last = verifier.in_device_memory(gpu, d_c, dtype)
-    max_clock = gpu.attribute("CLOCK_RATE") / 1000
-    per_sample = _clock_columns(timed.batch_readings, max_clock, timing.throttle_fraction)
+    per_sample = _clock_columns(timed.batch_readings + timed.retaken_readings, max_clock, timing.throttle_fraction)
+    per_sample["retaken"] = [False] * len(timed.times_ms) + [True] * len(timed.retaken_ms)
     extra.update(blocked=timed.blocked, cache=timing.cache, stop_reason=timed.stop_reason,
-                 noise=relative_noise(timed.times_ms), timing_s=timed.elapsed_s,
-                 max_sm_clock_mhz=max_clock, nvml=monitor.unavailable or "ok")
-    return timed.times_ms, worst(first, last), extra, per_sample
+                 noise=relative_noise(timed.times_ms), timing_s=timed.elapsed_s, retakes=timed.retakes,
+                 recovery_s=timed.recovery_s, max_sm_clock_mhz=max_clock, nvml=monitor.unavailable or "ok")
+    return timed.times_ms + timed.retaken_ms, worst(first, last), extra, per_sample
 
 
 def _clock_columns(batch_readings: list, max_clock_mhz: float, fraction: float) -> dict:
@@ -241,16 +248,24 @@ def measure(variant: Variant, shape: Shape, seed: int, a: np.ndarray, b: np.ndar
     return _rows(variant, shape, seed, dtype, times, result, extra, per_sample)
 
 
+def counted(rows: pd.DataFrame) -> pd.DataFrame:
+    """The samples that count: all but those of batches taken again because the GPU throttled."""
+    return rows[~rows["retaken"].fillna(False).astype(bool)] if "retaken" in rows else rows
+
+
 def describe(rows: pd.DataFrame) -> str:
-    """One line for the log: the check, the samples, the median, why timing stopped."""
+    """One line for the log: the check, the samples, the median, why timing stopped, what was taken again."""
     r = rows.iloc[0]
     if not r["verified"]:
         return (f"VERIFICATION FAILED ({r['check']}): {r['bad_elements']} wrong, "
                 f"{r['unwritten_elements']} never written, margin {r['margin']:.3g} (error over bound)")
-    text = (f"verified ({r['check']}, margin {r['margin']:.3g}), {len(rows)} samples, median {rows['time_ms'].median():.4f} ms, "
-            f"{rows['gflops'].median():,.1f} GFLOP/s")
+    ok = counted(rows)
+    text = (f"verified ({r['check']}, margin {r['margin']:.3g}), {len(ok)} samples, median "
+            f"{ok['time_ms'].median():.4f} ms, {ok['gflops'].median():,.1f} GFLOP/s")
     if "stop_reason" in rows:
         text += f", stopped on {r['stop_reason']} (noise {r['noise']:.2%})"
-        if "throttled" in rows and rows["throttled"].eq(True).any():
-            text += f", {int(rows['throttled'].eq(True).sum())} throttled"
+        if "throttled" in rows and ok["throttled"].eq(True).any():
+            text += f", {int(ok['throttled'].eq(True).sum())} throttled"
+        if len(ok) < len(rows):
+            text += f", {len(rows) - len(ok)} re-taken in {int(r['retakes'])} batches"
     return text

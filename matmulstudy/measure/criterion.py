@@ -1,7 +1,8 @@
-"""When to stop timing: nvbench's stopping criterion, in a form that is tested on the CPU.
+"""When to stop timing, and which batches count: nvbench's rules, in a form that is tested on the CPU.
 
-Timed launches come in batches. After each batch the relative noise of all
-samples so far is computed; timing stops as soon as
+Timed launches come in batches. A batch during which the GPU throttled is
+not counted but taken again (Retake, below). After each counted batch the
+relative noise of all samples so far is computed; timing stops as soon as
 
 - there are at least `min_samples` samples and the noise is at most
   `max_noise` ("noise"), or
@@ -16,6 +17,7 @@ means the reported IQR is within max_noise of the median.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,3 +69,38 @@ class Criterion:
         if done >= self.min_samples and estimate_s > 0:
             want = min(want, int((self.max_time_s - elapsed_s) / estimate_s))
         return max(want, 1)
+
+
+@dataclass(frozen=True)
+class Retake:
+    """nvbench's throttle handling (--throttle-threshold, --throttle-recovery-delay), per batch of launches.
+
+    A batch is throttled when any NVML reading taken while it ran has the SM
+    clock below `fraction` of the device's highest (`max_clock_mhz`). Such a
+    batch does not count: its samples are kept, marked re-taken; the timer
+    pauses `recovery_s` for the clock to come back and times the batch again,
+    with half as many launches (a shorter batch draws less energy before the
+    power cap reacts). At most `max_retakes` batches of a measurement are
+    taken again; past that the GPU cannot hold its clock for even a short
+    batch at this shape (the cap at 8192, say), and the samples count as they
+    are, flagged throttled, so that the measurement says which regime it is in.
+    A reading without a clock (no NVML) never throttles.
+    """
+    max_clock_mhz: float
+    fraction: float
+    recovery_s: float
+    max_retakes: int
+
+    def throttled(self, readings) -> bool:
+        """Whether a batch's readings show the clock below the threshold."""
+        floor = self.fraction * self.max_clock_mhz
+        return any(r.sm_clock_mhz < floor for r in readings if not math.isnan(r.sm_clock_mhz))
+
+    def again(self, readings, retakes: int) -> bool:
+        """Whether to take this batch again, `retakes` batches of the measurement having been taken again."""
+        return retakes < self.max_retakes and self.throttled(readings)
+
+    @staticmethod
+    def next_batch(count: int) -> int:
+        """How many launches the batch taken again holds: half as many, at least one."""
+        return max(1, count // 2)

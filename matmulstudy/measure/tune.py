@@ -32,7 +32,7 @@ from .devicecheck import DeviceReference, workspace
 
 CHECK_SHAPE = Shape(1001, 1003, 999)   # ragged in every dimension, rows off 16 bytes
 TIMING = Timing(warmup=3, cache="cold", min_samples=10, max_samples=10, max_noise=0.005, max_time_s=2.0,
-                throttle_fraction=0.9)
+                throttle_fraction=0.9, throttle_recovery_s=0.1, max_retakes=20)   # burst samples, no energy
 
 
 def sweep(variant: Variant, search: Search, size: int, budget_s: float, arch: str, checking: Checking,
@@ -77,8 +77,9 @@ def _measure(variant: Variant, problems, tmp: Path, harness, arch: str, checking
                                 reference=reference)
             if not res["verified"].all():
                 return {**out, "status": f"verification failed on {shape.tag} (margin {res['margin'].iloc[0]:.3g})"}
-        out.update(median_gflops=res["gflops"].median(), q1_gflops=res["gflops"].quantile(0.25),
-                   q3_gflops=res["gflops"].quantile(0.75), status="ok")
+        gflops = bench.counted(res)["gflops"]
+        out.update(median_gflops=gflops.median(), q1_gflops=gflops.quantile(0.25), q3_gflops=gflops.quantile(0.75),
+                   status="ok")
     except Exception as err:   # a combination that cannot be built or launched is a result, not a crash
         out["status"] = f"failed: {type(err).__name__}: {(str(err).splitlines() or [''])[0][:200]}"
     return out

@@ -68,8 +68,9 @@ def at_size(df: pd.DataFrame, size: int, dtype: str = "float32", verified: bool 
 def summary(df: pd.DataFrame, registry: Registry, gpu: dict | None = None) -> pd.DataFrame:
     """Median time and GFLOP/s with the interquartile range, per variant and shape.
 
-    Only verified samples count; a failed measurement stays as a row with
-    verified = False and no numbers. Also per row: how many samples were
+    Only verified samples count, and of those not the ones of batches taken
+    again because the GPU throttled (retaken_samples says how many); a failed
+    measurement stays as a row with verified = False and no numbers. Also per row: how many samples were
     throttled (NVML), the timing's final noise and why it stopped, the check's
     margins, and the median's fraction of the registry's reference in the
     row's precision on the same shape and of the GPU's peak in the base
@@ -83,11 +84,15 @@ def summary(df: pd.DataFrame, registry: Registry, gpu: dict | None = None) -> pd
         return g[column].iloc[0] if column in g else None
 
     def agg(g):
-        ok = g[g["verified"]]
+        retaken = g["retaken"].fillna(False).astype(bool) if "retaken" in g else pd.Series(False, index=g.index)
+        ok = g[g["verified"] & ~retaken]   # the samples that count
         t = ok["time_ms"]
         f = ok["gflops"]
         on_gpu = registry[g.name[1]].is_gpu and "throttled" in ok
         flags = ok["throttled"] if on_gpu else pd.Series(dtype=object)
+        later = {}   # what later studies record: the batches taken again where the GPU throttled
+        if "retaken" in g:
+            later.update(retaken_samples=int(retaken.sum()), retakes=first(g, "retakes"))
         return pd.Series({
             "verified": bool(g["verified"].all()),
             "samples": len(ok),
@@ -101,12 +106,38 @@ def summary(df: pd.DataFrame, registry: Registry, gpu: dict | None = None) -> pd
             "throttled_samples": int((flags == True).sum()) if on_gpu else None,   # noqa: E712
             "clock_unknown_samples": int(flags.isna().sum()) if on_gpu else None,
             "min_sm_clock_mhz": ok["sm_clock_mhz"].min() if on_gpu else None,
+            **later,
         })
     out = df.groupby(keys, sort=False).apply(agg, include_groups=False).reset_index()
     base = out["precision"].fillna(precisions.BASE.id).eq(precisions.BASE.id) & out["dtype"].eq("float32")
     out["frac_of_cublas"] = fraction_of_cublas(out, registry)
     peak = (gpu or {}).get(precisions.BASE.peak_key)
     out["frac_of_fp32_peak"] = (out["median_gflops"] / peak).where(base) if peak else float("nan")
+    return out
+
+
+# What the energy phase (measure/energy.py) adds to a summary row.
+ENERGY_COLUMNS = ("sustained_gflops", "sustained_median_sm_clock_mhz", "sustained_min_sm_clock_mhz",
+                  "sustained_busy", "joules_per_launch", "mean_power_w", "gflop_per_joule", "energy_note")
+KEYS = ["dtype", "variant", "M", "N", "K"]
+
+
+def with_energy(summ: pd.DataFrame, energy: pd.DataFrame | None, registry: Registry, why_none: str) -> pd.DataFrame:
+    """The summary with each row's sustained run: its rate back to back at the power cap, joules per launch,
+    the GPU's mean power and GFLOP per joule (energy.csv, one sustained run a variant, dtype and shape), or in
+    energy_note why there are none: a CPU variant, no energy phase (`why_none`), or the phase's own reason."""
+    out = summ.copy()
+    if energy is not None and len(energy):
+        first = energy.drop_duplicates(KEYS)[KEYS + [c for c in ENERGY_COLUMNS if c in energy]]
+        out = out.merge(first, on=KEYS, how="left")
+    for column in ENERGY_COLUMNS:
+        if column not in out:
+            out[column] = float("nan") if column != "energy_note" else None
+    gpu = out["variant"].map(lambda v: registry[v].is_gpu)
+    out["energy_note"] = out["energy_note"].astype(object)
+    out.loc[~gpu, "energy_note"] = "a CPU variant: NVML's counter measures the GPU"
+    out.loc[gpu & out["energy_note"].isna() & out["sustained_gflops"].isna(), "energy_note"] = why_none
+    out["energy_note"] = out["energy_note"].fillna("")
     return out
 
 

@@ -35,6 +35,7 @@ BINARY = RESULTS + "/build/{dtype}/{variant}.{ext}"   # cubin (cuda) or so (c)
 RESOURCES = BINARY + ".json"                          # its resource report
 SASS = RESULTS + "/build/{dtype}/{variant}.sass.json"
 SAMPLES = RESULTS + "/bench/{dtype}/{variant}_s{seed}.csv"
+ENERGY = RESULTS + "/energy.csv"                       # every GPU variant's sustained run, after every timed one
 NCU = RESULTS + "/ncu/{variant}_{shape}.json"
 SANITIZER = RESULTS + "/sanitizer/{variant}.csv"
 TUNING = RESULTS + "/tuning/{variant}.{ext}"          # csv: every candidate; json: the choice
@@ -46,7 +47,7 @@ STUDY_FILES = {
     "results": "results.csv", "summary": "summary.csv", "hardware": "hardware.csv",
     "failures": "failures.txt", "skipped": "skipped.csv", "gpu": "gpu.json",
     "registry": "registry.yaml", "config": "config.yaml", "sanitizer": "sanitizer.csv",
-    "tuning": "tuning.csv", "page": "README.md", "provenance": "provenance.rst",
+    "tuning": "tuning.csv", "energy": "energy.csv", "page": "README.md", "provenance": "provenance.rst",
 }
 FIGURE = REPORT + "/figures/{name}.{ext}"             # png and svg
 GPUS = "reports"                                      # the studies side by side

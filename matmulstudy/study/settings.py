@@ -62,7 +62,8 @@ def _from_command_line(value, schema: dict):
 
 @dataclass(frozen=True)
 class Timing:
-    """How a verified variant is timed (measure/criterion.py, gpu/timer.py)."""
+    """How a verified variant is timed (measure/criterion.py, gpu/timer.py): its burst samples, the batches
+    taken again where the GPU throttled, and its sustained run for the energy."""
     warmup: int
     cache: str
     min_samples: int
@@ -70,6 +71,9 @@ class Timing:
     max_noise: float
     max_time_s: float
     throttle_fraction: float
+    throttle_recovery_s: float = 0.0
+    max_retakes: int = 0
+    energy_window_s: float = 0.0
 
 
 # For a shape that is only checked (the fault suite, devbench's ragged shapes): the least timing

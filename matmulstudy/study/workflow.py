@@ -144,6 +144,38 @@ class StudyRun:
     def gpu_facts(self, label: str) -> list[str]:
         return [paths.GPU_FACTS.format(label=label)] if self.uses_gpu else []
 
+    # --- measure_energy: every GPU variant back to back, after every timed measurement --------------------
+    @property
+    def measures_energy(self) -> bool:
+        return self.uses_gpu and self.settings.timing.energy_window_s > 0
+
+    @property
+    def why_no_energy(self) -> str:
+        """energy_note of a GPU variant's summary row where the study measured no energy."""
+        return f"not measured (energy_window_s: {self.settings.timing.energy_window_s:g})"
+
+    def energy_problems(self, label: str) -> list[dict]:
+        """Per dtype and shape the GPU variants measured (the first seed's inputs): its input files, and the
+        variants with their binaries."""
+        seed, problems = self.settings.seeds[0], {}
+        for v, shape, s, dtype in plan.measurements(self.settings, self.registry):
+            if v.is_gpu and s == seed:
+                files = paths.inputs(dtype, shape, seed)
+                entry = problems.setdefault((dtype, shape), {"dtype": dtype, "shape": shape.tag, "seed": seed,
+                                                              "a": files["a"], "b": files["b"], "variants": []})
+                entry["variants"].append([v.id, paths.binary(label, v, dtype) if v.is_built else None])
+        return list(problems.values())
+
+    def energy_inputs(self, label: str) -> dict:
+        """After every GPU variant's timed samples (their heat would lower the next one's clock): its inputs,
+        binaries, the harness and the GPU's facts."""
+        problems = self.energy_problems(label)
+        gpu_jobs = [(vid, dtype, seed) for vid, dtype, seed in self.jobs if self.registry[vid].is_gpu]
+        return {"timed": [paths.SAMPLES.format(label=label, dtype=d, variant=v, seed=s) for v, d, s in gpu_jobs],
+                "data": sorted({p[k] for p in problems for k in ("a", "b")}),
+                "binaries": sorted({b for p in problems for _, b in p["variants"] if b}),
+                "gpu": paths.GPU_FACTS.format(label=label), "harness": paths.HARNESS.format(label=label)}
+
     def final_outputs(self, report_outputs: list[str]) -> list[str]:
         """The study's tables, figures and pages (`report_outputs`), and the optional stages' own outputs:
         asked for here, an ncu or sanitizer run added to a finished study runs, and collect_results then takes

@@ -2,6 +2,7 @@
 
     python -m matmulstudy.tools.devbench --chapter beyond --out devbench.csv
     python -m matmulstudy.tools.devbench gpu_warptile gpu_double_buffer --time 4096 --check 17x33x65
+    python -m matmulstudy.tools.devbench --chapter tensor --time 4096,8192 --energy 0.2
 
 Every variant named (or every step of the chapter, with the chapter's
 reference) is built for the GPU at hand, checked element by element on the
@@ -26,7 +27,7 @@ import pandas as pd
 
 from ..errors import StudyError
 from ..gpu import host
-from ..measure import bench, build, data
+from ..measure import bench, build, data, energy
 from ..measure.devicecheck import DeviceReference, workspace
 from ..study.registry import load_registry
 from ..study.settings import CHECK_ONLY, Timing, default_settings
@@ -34,7 +35,7 @@ from ..study.shapes import Shape
 
 CHECK_SHAPES = "1x1x1,17x33x65,200x72x40,131x259x1,31x1x4097,513x257x129,1537x3001x997,2600x520x36"
 TIMING = Timing(warmup=3, cache="cold", min_samples=10, max_samples=50, max_noise=0.005, max_time_s=1.0,
-                throttle_fraction=0.9)
+                throttle_fraction=0.9, throttle_recovery_s=0.1, max_retakes=20)
 
 
 def _shapes(text: str) -> list[Shape]:
@@ -44,7 +45,11 @@ def _shapes(text: str) -> list[Shape]:
     return out
 
 
-def run(variant_ids: list[str], check_shapes: list[Shape], time_shapes: list[Shape], arch: str) -> pd.DataFrame:
+def run(variant_ids: list[str], check_shapes: list[Shape], time_shapes: list[Shape], arch: str,
+        energy_window_s: float = 0.0) -> pd.DataFrame:
+    """Every variant built, checked on the check shapes, timed on the time shapes; with `energy_window_s`,
+    then each GPU variant's sustained run and energy on the time shapes (measure/energy.py), after every
+    timing, as the study runs them."""
     registry, checking = load_registry(), default_settings().checking
     variants = [registry[v] for v in variant_ids]
     rows = []
@@ -64,14 +69,18 @@ def run(variant_ids: list[str], check_shapes: list[Shape], time_shapes: list[Sha
                     timing = TIMING if timed else CHECK_ONLY
                     res = bench.measure(v, shape, 0, a, b, cubins.get(v.id), timing, checking, harness=harness,
                                         session=gpu, reference=reference)
-                    r = res.iloc[0]
+                    r, ok = res.iloc[0], bench.counted(res)
                     rows.append({"variant": v.id, "shape": shape.tag, "timed": timed, "verified": bool(r["verified"]),
                                  "margin": r["margin"], "bad": int(r["bad_elements"]),
-                                 "median_ms": res["time_ms"].median() if timed else None,
-                                 "gflops": res["gflops"].median() if timed else None,
-                                 "min_mhz": pd.to_numeric(res["sm_clock_mhz"], errors="coerce").min() if timed else None,
-                                 "throttled": int(res["throttled"].eq(True).sum()) if timed else None})
+                                 **(_timed_columns(res, ok) if timed and r["verified"] else {})})
+        if energy_window_s > 0:
+            burst = {(r["variant"], r["shape"]): r.get("median_ms") for r in rows if r["timed"]}
+            sustained = [_sustained(gpu, harness, shape, [(v, cubins.get(v.id), burst[v.id, shape.tag])
+                                                          for v in variants if v.is_gpu and burst[v.id, shape.tag]],
+                                    energy_window_s, checking) for shape in time_shapes]
     df = pd.DataFrame(rows)
+    if energy_window_s > 0:
+        df = df.merge(pd.concat(sustained, ignore_index=True), on=["variant", "shape"], how="left")
     for precision in {v.precision for v in variants}:
         ref = registry.reference(precision)
         if ref is not None and ref.id in set(df["variant"]):
@@ -81,12 +90,32 @@ def run(variant_ids: list[str], check_shapes: list[Shape], time_shapes: list[Sha
     return df
 
 
+def _timed_columns(res: pd.DataFrame, ok: pd.DataFrame) -> dict:
+    """A timed shape's burst median (re-taken batches aside), its clock and throttling."""
+    return {"median_ms": ok["time_ms"].median(), "gflops": ok["gflops"].median(),
+            "min_mhz": pd.to_numeric(ok["sm_clock_mhz"], errors="coerce").min(),
+            "throttled": int(ok["throttled"].eq(True).sum()), "retaken": len(res) - len(ok)}
+
+
+def _sustained(gpu, harness, shape: Shape, variants: list, window_s: float, checking) -> pd.DataFrame:
+    """The GPU variants' sustained runs on one shape: the rate, clock, power and GFLOP per joule."""
+    a, b = data.make_inputs(shape, 0)
+    table = energy.measure(gpu, harness, [energy.Problem(shape, "float32", 0, a, b, tuple(variants))], window_s,
+                           checking)
+    columns = {"sustained_gflops": "sustained", "sustained_median_sm_clock_mhz": "sustained_mhz",
+               "mean_power_w": "watts", "gflop_per_joule": "gflop_per_j", "energy_note": "energy_note"}
+    out = table.assign(shape=shape.tag).rename(columns=columns)
+    return out[["variant", "shape"] + [c for c in columns.values() if c in out]]
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("variants", nargs="*", help="variant ids (default: the chapter's steps)")
     p.add_argument("--chapter", help="every step of this chapter, and its precision's reference")
     p.add_argument("--check", default=CHECK_SHAPES, help="shapes verified (MxNxK or n, comma-separated)")
     p.add_argument("--time", default="4096,8192,2048,1537x3001x997", help="shapes verified and timed")
+    p.add_argument("--energy", type=float, default=0.0, metavar="SECONDS",
+                   help="then each GPU variant's sustained run and energy on the timed shapes, this long at least")
     p.add_argument("--arch", default="auto")
     p.add_argument("--out", type=Path)
     args = p.parse_args(argv)
@@ -101,7 +130,7 @@ def main(argv=None) -> None:
         if not ids:
             raise StudyError("name variants or a --chapter")
         arch = host.arch_of(host.visible_gpu()["compute_capability"]) if args.arch == "auto" else args.arch
-        df = run(list(dict.fromkeys(ids)), _shapes(args.check), _shapes(args.time), arch)
+        df = run(list(dict.fromkeys(ids)), _shapes(args.check), _shapes(args.time), arch, args.energy)
     except StudyError as err:
         print(f"error: {err}", file=sys.stderr)
         raise SystemExit(1) from None

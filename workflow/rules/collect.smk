@@ -12,15 +12,18 @@ rule collect_results:
         sanitizer=lambda wc: RUN.sanitizer_reports(wc.label),
         tuning=lambda wc: RUN.tuning_tables(wc.label),
         gpu=lambda wc: RUN.gpu_facts(wc.label),
+        energy=lambda wc: [paths.ENERGY.format(label=wc.label)] if RUN.measures_energy else [],
     output:
         **{key: paths.study_file(key) for key in
            ("results", "summary", "hardware", "failures", "skipped", "gpu", "registry", "config")},
         **({"sanitizer": paths.study_file("sanitizer")} if SETTINGS.sanitizer else {}),
         **({"tuning": paths.study_file("tuning")} if RUN.tuned else {}),
+        **({"energy": paths.study_file("energy")} if RUN.measures_energy else {}),
     log:
         "logs/collect_results/{label}.log",
     params:
         settings=SETTINGS,
         skipped=RUN.skipped,
+        why_no_energy=RUN.why_no_energy,
     script:
         "../scripts/collect_results.py"

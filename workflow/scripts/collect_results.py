@@ -18,7 +18,12 @@ def main(snakemake, log):
     if gpu:
         with open(gpu) as fh:
             info = json.load(fh)
-    summ = results.summary(df, reg, info if gpu else None)
+    energy = None
+    if snakemake.input.energy:   # every GPU variant's sustained run and energy, kept beside the summary
+        energy = pd.read_csv(snakemake.input.energy[0])
+        energy.to_csv(snakemake.output.energy, index=False)
+    summ = results.with_energy(results.summary(df, reg, info if gpu else None), energy, reg,
+                               snakemake.params.why_no_energy)
     summ.to_csv(snakemake.output.summary, index=False)
     sanitizer = None
     if snakemake.input.sanitizer:
