@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from matmulstudy.report import plots, results
+from matmulstudy.report.results import at_size
 from matmulstudy.errors import StudyError
 from matmulstudy.study.registry import Registry
 from matmulstudy.report.committed import Study
@@ -233,3 +234,23 @@ def test_a_step_skipped_on_this_gpu_is_named_with_its_reason(tmp_path, registry)
     assert all(f"{v.title} (`{v.id}`): {reason}" in section for v in tf32)
     plots.chapter_progression(study, tmp_path / "tf32", "tf32")
     assert "skipped on this GPU" in (tmp_path / "tf32.svg").read_text()
+
+
+def test_the_power_figure_draws_each_gpu_variants_sustained_run_under_the_power_limit(tmp_path, registry):
+    """Each GPU variant's sustained run at the progression's size: its speed against its power, the limit drawn;
+    a launch-bound one is left out and counted; a study without energy says so."""
+    study = fixture_study(registry, tmp_path)
+    gpu_rows = study.summary["variant"].map(lambda v: registry[v].is_gpu) & study.summary["verified"]
+    s = study.summary.assign(sustained_gflops=study.summary["median_gflops"].where(gpu_rows) * 0.9,
+                             mean_power_w=np.where(gpu_rows, 650.0, np.nan), energy_note="")
+    s.loc[(s["variant"] == "cublas") & (s["M"] == 4096), "mean_power_w"] = np.nan   # as if launch-bound
+    s["gflop_per_joule"] = s["sustained_gflops"] / s["mean_power_w"]
+    drawn = Study(tmp_path, study.results, s, study.hardware, {**GPU, "power_limit_w": 700.0}, registry, {}, 4096)
+    plots.power(drawn, tmp_path / "power")
+    svg = (tmp_path / "power.svg").read_text()
+    assert "power limit 700 W" in svg and "(1 launch-bound: no energy)" in svg and "GFLOP/J" in svg
+    steps = at_size(s, 4096, verified=True)
+    shown = steps[steps["mean_power_w"].notna()]
+    assert all(registry[v].title in svg for v in shown["variant"])
+    plots.power(study, tmp_path / "none")
+    assert "measured before the energy phase" in (tmp_path / "none.svg").read_text()

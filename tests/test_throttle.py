@@ -121,7 +121,7 @@ def rows_of(registry, vid: str, times: list, retaken: list) -> pd.DataFrame:
                          "K": 64, "seed": 0, "sample": range(len(times)), "verified": True, "precision": "fp32",
                          "time_ms": times, "retaken": retaken, "throttled": retaken,
                          "sm_clock_mhz": [1500.0 if r else 1980.0 for r in retaken], "max_error": 0.0,
-                         "margin": 0.1, "fp32_margin": 0.1, "retakes": 1})
+                         "margin": 0.1, "fp32_margin": 0.1, "retakes": int(sum(retaken) > 0)})
     rows["gflops"] = 2 * 64**3 / (rows["time_ms"] * 1e-3) / 1e9
     return rows
 
@@ -151,3 +151,25 @@ def test_each_summary_row_has_its_energy_or_why_not(registry):
     none = results.with_energy(summ, None, registry, "not measured (energy_window_s: 0)")
     assert set(none["energy_note"]) == {"a CPU variant: NVML's counter measures the GPU",
                                         "not measured (energy_window_s: 0)"}
+
+
+def test_the_page_says_how_batches_were_taken_again_and_how_energy_was_measured(registry, tmp_path):
+    from matmulstudy.report.committed import Study
+    from matmulstudy.report.pages import _regime_rows
+    rows = pd.concat([rows_of(registry, "cublas", [1.0, 1.0, 9.0, 9.0], [False, False, True, True]),
+                      rows_of(registry, "cublas_tf32", [1.0, 1.1], [False, False]),
+                      rows_of(registry, "numpy", [5.0, 5.1], [False, False])])
+    energy = pd.DataFrame([{"variant": "cublas", "dtype": "float32", "M": 64, "N": 64, "K": 64, "seed": 0,
+                            "sustained_gflops": 0.4, "mean_power_w": 400.0, "gflop_per_joule": 1.25,
+                            "joules_per_launch": 4e-4, "energy_note": ""},
+                           {"variant": "cublas_tf32", "dtype": "float32", "M": 64, "N": 64, "K": 64, "seed": 0,
+                            "sustained_gflops": 0.1, "energy_note": "launch-bound: back to back a launch took"}])
+    summ = results.with_energy(results.summary(rows, registry), energy, registry, "not measured")
+    config = {"throttle_fraction": 0.9, "throttle_recovery_s": 0.1, "max_retakes": 20, "energy_window_s": 0.2}
+    page = "\n".join(_regime_rows(Study(tmp_path, rows, summ, pd.DataFrame(), {}, registry, config, 64)))
+    assert "| batches taken again | 2 samples in 1 batch of 1 measurement:" in page
+    assert "below 0.9 of the highest" in page and "after 0.1 s (at most 20 a measurement" in page
+    assert "| energy |" in page and "at least 0.2 s later" in page and "1 of 2 GPU measurements; n/a: launch-bound 1" in page
+    old = Study(tmp_path, rows, results.summary(rows.drop(columns=["retaken", "retakes"]), registry),
+                pd.DataFrame(), {}, registry, {}, 64)
+    assert _regime_rows(old) == []   # a study measured before either: the page as it was

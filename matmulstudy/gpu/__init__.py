@@ -2,7 +2,7 @@
 
 session   the primary context, memory, modules, and what lives as long as a session
 launch    a variant launched as the study launches it (geometry, shared memory, clusters, tensor maps)
-timer     the timing protocol: L2 flush, the blocking kernel, event pairs in batches
+timer     the timing protocol: L2 flush, the blocking kernel, event pairs in batches; a sustained run
 facts     the device's attributes, the precisions' peaks on it, the copy bandwidth
 nvml      clocks, temperature, power and throttle reasons while timing
 cublas    cuBLAS through ctypes: the references of each precision and the float64 reference

@@ -57,6 +57,13 @@ class Study:
         return df["variant"].map(lambda v: self.registry[v].is_gpu)
 
     @property
+    def counted(self) -> pd.DataFrame:
+        """The samples that count: all but those of batches taken again where the GPU throttled (a study
+        measured before batches were taken again has none of those)."""
+        retaken = self.results.get("retaken")
+        return self.results if retaken is None else self.results[~retaken.fillna(False).astype(bool)]
+
+    @property
     def cpu_only(self) -> bool:
         """A study without a GPU: its CPU variants only (the baselines), timed by the wall clock."""
         return not self.on_gpu(self.results).any()

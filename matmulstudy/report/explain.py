@@ -14,7 +14,7 @@ import pandas as pd
 
 from .. import precisions
 from ..measure.sanitize import is_clean
-from ..study.counters import COUNTERS, with_derived
+from ..study.counters import COUNTERS, ENERGY, with_derived
 from ..study.registry import Registry
 from .results import at_size
 
@@ -26,21 +26,27 @@ FACTS = {c: (COUNTERS[c][0], COUNTERS[c][2], COUNTERS[c][3])
 TENSOR_FACTS = {c: (COUNTERS[c][0], COUNTERS[c][2], COUNTERS[c][3]) for c in ("hmma", "hgmma", "tensor_pipe_pct")}
 UNIT_FACTS = {"CUDA core": FACTS,
               "tensor core": {**TENSOR_FACTS, **{c: f for c, f in FACTS.items() if c != "fma_per_lds"}}}
+# Last, where the study measured them: the step back to back at the power cap (its rate, power, GFLOP per joule).
+ENERGY_FACTS = {c: (COUNTERS[c][1], COUNTERS[c][2], COUNTERS[c][3]) for c in ENERGY}
 
 
-# How busy the FMA pipe and the issue slots were: what a slower step is, not why (left out of its reasons).
-OUTCOMES = ("fma_pipe_pct", "issue_active_pct")
+# How busy the FMA pipe and the issue slots were, and what it drew back to back: what a slower step is, not why
+# (left out of its reasons).
+OUTCOMES = ("fma_pipe_pct", "issue_active_pct") + ENERGY
 
 
 def progression_table(df: pd.DataFrame, hw: pd.DataFrame, registry: Registry, size: int,
-                      precision: str = precisions.BASE.id) -> pd.DataFrame:
+                      precision: str = precisions.BASE.id, summary: pd.DataFrame | None = None) -> pd.DataFrame:
     """The steps of one precision's chapters (the base precision's, or another's) at `size`, with their
-    facts."""
+    facts; `df`: the samples that count; from `summary`, where it has them, the energy phase's."""
     at = at_size(df, size, verified=True)
     steps = registry.steps(precision=precision)
     at = at[at["variant"].isin([v.id for v in steps])]
     med = at.groupby("variant")["gflops"].median()
     hw = with_derived(hw[hw["dtype"] == "float32"]).set_index("variant")
+    energy = {}
+    if summary is not None and set(ENERGY) <= set(summary.columns):
+        energy = at_size(summary, size, verified=True).set_index("variant")[list(ENERGY)].to_dict("index")
     rows = []
     for v in steps:
         if v.id not in med:
@@ -49,6 +55,7 @@ def progression_table(df: pd.DataFrame, hw: pd.DataFrame, registry: Registry, si
         for col in list(COUNTERS) + ["sanitizer"]:
             if col in hw.columns and v.id in hw.index:
                 row[col] = hw.at[v.id, col]
+        row.update(energy.get(v.id, {}))
         rows.append(row)
     table = pd.DataFrame(rows, columns=["step", "variant", "gflops"] if not rows else None)
     table["shows"] = table["variant"].map(lambda v: registry[v].shows)
@@ -130,16 +137,17 @@ def markdown(table: pd.DataFrame, gpu_name: str, size: int, level: int = 1,
              precision: str = precisions.BASE.id) -> str:
     """The table and the notes on slower steps; `level`: the heading's level."""
     p, base = precisions.get(precision), precisions.BASE
-    facts = UNIT_FACTS[p.unit]
+    facts = {**UNIT_FACTS[p.unit], **ENERGY_FACTS}
     cols = [c for c in facts if c in table]
     text_cols = ["sanitizer"] if "sanitizer" in table else []
     head = ["step", "GFLOP/s", "speedup"] + [facts[c][0] for c in cols] + ["compute-sanitizer"] * len(text_cols)
     what = (p.inputs if p.is_base else
             f"the {p.unit}s' chapter, {p.inputs} in and {p.label} arithmetic (against cuBLAS {p.label}, never "
             f"cuBLAS {base.label})")
+    energy = " The last columns: the step run back to back at the power cap (NVML)." if set(ENERGY) & set(cols) else ""
     lines = [f"{'#' * level} Optimisation progression at {size}×{size}×{size}, {what}, on {gpu_name}", "",
              "Median of the timed launches; speedup over the step before. Counters marked ncu are "
-             "Nsight Compute's, for one launch (see hardware.csv for the size).", "",
+             f"Nsight Compute's, for one launch (see hardware.csv for the size).{energy}", "",
              "| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for _, r in table.iterrows():
         cells = [r["step"], f"{r['gflops']:,.0f}", "" if pd.isna(r["speedup"]) else f"×{r['speedup']:.2f}"]

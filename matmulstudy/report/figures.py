@@ -63,6 +63,9 @@ FIGURES = (
     Figure("roofline", "roofline", "3. Efficiency", "roofline.rst",
            "each step at its arithmetic intensity, under the measured bandwidth and the peak of its precision "
            f"({'; '.join(_EACH_ITS_OWN)}{', in a panel of their own' if precisions.others() else ''})"),
+    Figure("power", "power", "3. Efficiency", "power.rst",
+           "each GPU variant run back to back at the power cap: its speed against the GPU's power, with the power "
+           "limit and lines of equal GFLOP per joule"),
     Figure("hardware", "hardware", "4. What explains each step", "hardware.rst",
            "registers, occupancy, instruction mix and the ncu counters per step"),
     Figure("timing", "timing", "5. Timing noise", "timing.rst",

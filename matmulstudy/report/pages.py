@@ -31,6 +31,31 @@ def _checked_rows(study: Study, f: dict) -> list[str]:
                if f["not_measured"] else []))
 
 
+def _regime_rows(study: Study) -> list[str]:
+    """The page's rows for the two regimes, where the study has them: the timed batches the GPU throttled in,
+    taken again; the energy phase, each GPU variant back to back at the power cap."""
+    s, c, rows = study.summary, study.config, []
+    if "retaken_samples" in s:
+        samples, batches = int(s["retaken_samples"].fillna(0).sum()), int(s["retakes"].fillna(0).sum())
+        taken = int((s["retaken_samples"].fillna(0) > 0).sum())
+        rows.append(f"| batches taken again | {samples:,} samples in {batches} batch{'es' * (batches != 1)} of "
+                    f"{taken} measurement{'s' * (taken != 1)}: a batch during "
+                    f"which the SM clock fell below {c.get('throttle_fraction', 'throttle_fraction')} of the highest "
+                    f"is kept aside, not counted, and timed again, shorter, after {c.get('throttle_recovery_s', '?')} "
+                    f"s (at most {c.get('max_retakes', '?')} a measurement; past that its samples count, flagged "
+                    "throttled) |")
+    if "mean_power_w" in s:
+        gpu = s[s["variant"].map(lambda v: study.registry[v].is_gpu)]
+        notes = gpu["energy_note"].fillna("")
+        rows.append(f"| energy | every GPU variant run back to back on every shape, L2 warm, after every timed "
+                    f"measurement, from one tick of NVML's energy counter to another at least "
+                    f"{c.get('energy_window_s', '?')} s later, its output checked again ([energy.csv](energy.csv)): "
+                    f"its sustained GFLOP/s and clock, joules per launch, mean power, GFLOP per joule; "
+                    f"{int(gpu['gflop_per_joule'].notna().sum())} of {len(gpu)} GPU measurements; n/a: "
+                    + (counts(notes[notes != ""].str.split(":").str[0].value_counts().to_dict())) + " |")
+    return rows
+
+
 def _failure_section(study: Study) -> list[str]:
     lines = failures(study.results)
     if not lines:
@@ -59,7 +84,7 @@ def study_page(study: Study) -> str:
     size = study.size
     if study.cpu_only:
         return _cpu_page(study, f)
-    table = explain.progression_table(study.results, study.hardware, study.registry, size)
+    table = explain.progression_table(study.counted, study.hardware, study.registry, size, summary=study.summary)
     lines = [f"# GPU matrix multiplication, step by step, on {f['gpu']}", "",
              "Produced by the study's pipeline (`snakemake --cores 1`) on this GPU and re-rendered from the "
              f"tables in this folder; {repo_link(study, 'README.md')} says how.", "",
@@ -76,7 +101,7 @@ def study_page(study: Study) -> str:
              f"{f['max_samples']} each); stopped on: {counts(f['stops'])} |",
              *_checked_rows(study, f),
              f"| throttled samples | {f['throttled']}" + (": " + "; ".join(f["throttled_in"]) if f["throttled_in"]
-                                                           else "") + " |", ""]
+                                                           else "") + " |", *_regime_rows(study), ""]
     lines += _failure_section(study)
     lines += _skipped_section(study)
     checks = harness_checks(study)
@@ -85,7 +110,8 @@ def study_page(study: Study) -> str:
     lines += verification(study)
     lines += [explain.markdown(table, f["gpu"], size, level=2)]
     for p in precisions.others():   # each other precision's chapters, after their figure
-        chapter = explain.progression_table(study.results, study.hardware, study.registry, size, precision=p.id)
+        chapter = explain.progression_table(study.counted, study.hardware, study.registry, size, precision=p.id,
+                                            summary=study.summary)
         if len(chapter):
             lines += [f"![the {p.adjective} chapter at {size}](figures/progression_{p.id}.png)", "",
                       explain.markdown(chapter, f["gpu"], size, level=2, precision=p.id)]

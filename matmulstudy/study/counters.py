@@ -1,6 +1,7 @@
 """The hardware counters a step can be explained by: hardware.csv's columns
-(from ptxas, the SASS main loop and Nsight Compute) and three derived from
-them, with how to print them and which way is worse.
+(from ptxas, the SASS main loop and Nsight Compute), three derived from
+them, and the energy phase's (the summary's, back to back at the power cap),
+with how to print them and which way is worse.
 
 A registry entry's `shows` names the counters that show what the step
 changes, and which way they should move from the step before; the summary
@@ -38,7 +39,12 @@ COUNTERS = {
     "occupancy": ("theoretical occupancy", "occupancy", "{:.0%}", False),
     "dram_throughput_pct": ("DRAM throughput % of peak (ncu)", "DRAM %", "{:.1f}", None),
     "dram_read_gb": ("GB read from DRAM (ncu)", "DRAM GB", "{:.2f}", True),
+    # the energy phase's, from the summary at the progression's size (back to back, at the power cap)
+    "sustained_gflops": ("GFLOP/s back to back, at the power cap (NVML)", "sustained GFLOP/s", "{:,.0f}", False),
+    "mean_power_w": ("mean power back to back, W (NVML)", "W", "{:.0f}", None),
+    "gflop_per_joule": ("GFLOP per joule back to back (NVML)", "GFLOP/J", "{:.1f}", False),
 }
+ENERGY = ("sustained_gflops", "mean_power_w", "gflop_per_joule")   # from the summary, not hardware.csv
 DIRECTIONS = ("lower", "higher")
 
 

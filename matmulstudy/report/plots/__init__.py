@@ -11,15 +11,17 @@ progression  the bars of the progression, one precision's chapters at a time
 samples      GFLOP/s against size, timing noise, verification margins
 efficiency   fractions of the reference and of the peak, the roofline
 counters     what explains each step (resources, instruction mix, ncu)
+power        each GPU variant back to back: its speed against its power
 gpus         every committed GPU side by side
 """
 
 from .counters import hardware
 from .efficiency import efficiency, roofline
 from .gpus import by_gpu
+from .power import power
 from .progression import chapter_progression, progression, progression_int32
 from .samples import margin, size_sweep, timing
 from .style import palette, placeholder
 
-__all__ = ["by_gpu", "chapter_progression", "efficiency", "hardware", "margin", "palette", "placeholder",
+__all__ = ["by_gpu", "chapter_progression", "efficiency", "hardware", "margin", "palette", "placeholder", "power",
            "progression", "progression_int32", "roofline", "size_sweep", "timing"]

@@ -26,7 +26,7 @@ def progression(study: Study, stem: Path, dtype: str = "float32", precision: str
     in it) and the precision's peak as lines. A step that compute-sanitizer
     found problems in is marked on its bar.
     """
-    registry, gpu, size, df = study.registry, study.gpu, study.size, study.results
+    registry, gpu, size, df = study.registry, study.gpu, study.size, study.counted
     hw = study.hardware
     hazards = set(hw.loc[~hw["sanitizer"].map(is_clean), "variant"]) if "sanitizer" in hw else set()
     sns.set_theme(style="whitegrid", context="notebook")

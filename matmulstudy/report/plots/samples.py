@@ -24,7 +24,7 @@ def size_sweep(study: Study, stem: Path) -> list[Path]:
     sns.set_theme(style="whitegrid", context="notebook")
     registry, gpu = study.registry, study.gpu["gpu_name"]
     pal = palette(registry)
-    df = study.results[study.results["dtype"] == "float32"]
+    df = study.counted[study.counted["dtype"] == "float32"]
     order = titles(df, registry)
     square = df[(df.M == df.N) & (df.N == df.K)]
     other = df[~((df.M == df.N) & (df.N == df.K))].copy()
@@ -73,35 +73,45 @@ def size_sweep(study: Study, stem: Path) -> list[Path]:
     return save(fig, stem)
 
 
+RETAKEN = "taken again (a throttled batch: not counted)"
+
+
 def timing(study: Study, stem: Path) -> list[Path]:
-    """Every timed sample at the study's size, as its deviation from the variant's median: the noise, visible."""
+    """Every timed sample at the study's size, as its deviation from the variant's median: the noise, visible
+    (the samples of batches taken again where the GPU throttled, apart: kept, not counted in the median)."""
     sns.set_theme(style="whitegrid", context="notebook")
     registry, gpu_name, size = study.registry, study.gpu["gpu_name"], study.size
     at = at_size(study.results, size, verified=True).copy()
     order = titles(at, registry)
-    at["deviation_pct"] = (at["time_ms"] / at.groupby("variant")["time_ms"].transform("median") - 1) * 100
+    retaken = at["retaken"].fillna(False).astype(bool) if "retaken" in at else pd.Series(False, index=at.index)
+    median = at[~retaken].groupby("variant")["time_ms"].median()
+    at["deviation_pct"] = (at["time_ms"] / at["variant"].map(median) - 1) * 100
     flagged = at["throttled"].astype(str).eq("True") if "throttled" in at else pd.Series(False, index=at.index)
     at["sample kind"] = np.where(flagged, "throttled (SM clock below threshold)", "at full clock / CPU")
+    at.loc[retaken, "sample kind"] = RETAKEN
+    kinds = {"at full clock / CPU": "#1f77b4", "throttled (SM clock below threshold)": "red"}
+    kinds.update({RETAKEN: "orange"} if retaken.any() else {})
     fig, ax = plt.subplots(figsize=(10, 0.55 * len(order) + 2))
     # the quartile boxes drawn by Matplotlib itself: seaborn's boxplot passes `vert`, which Matplotlib 3.11
     # deprecates and 3.13 removes (`orientation` replaces it, from 3.10)
     horizontal = ({"orientation": "horizontal"} if "orientation" in inspect.signature(ax.boxplot).parameters
                   else {"vert": False})
-    ax.boxplot([at.loc[at["title"] == t, "deviation_pct"].to_numpy() for t in order], positions=range(len(order)),
-               widths=0.6, showfliers=False, medianprops={"color": "black"}, **horizontal)
+    ax.boxplot([at.loc[(at["title"] == t) & ~retaken, "deviation_pct"].to_numpy() for t in order],
+               positions=range(len(order)), widths=0.6, showfliers=False, medianprops={"color": "black"}, **horizontal)
     np.random.seed(0)   # seaborn's jitter: the same points on every render
-    sns.stripplot(data=at, y="title", x="deviation_pct", order=order, hue="sample kind",
-                  hue_order=["at full clock / CPU", "throttled (SM clock below threshold)"],
-                  palette={"at full clock / CPU": "#1f77b4", "throttled (SM clock below threshold)": "red"},
-                  size=3, alpha=0.6, jitter=0.25, ax=ax)
+    sns.stripplot(data=at, y="title", x="deviation_pct", order=order, hue="sample kind", hue_order=list(kinds),
+                  palette=kinds, size=3, alpha=0.6, jitter=0.25, ax=ax)
     ax.set_yticks(range(len(order)), order)   # Matplotlib's boxes numbered the rows: the titles again
     ax.set_ylim(len(order) - 0.5, -0.5)
     ax.set_xscale("symlog", linthresh=0.1)
     ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:+g}%"))
-    per = at.groupby("title").agg(n=("time_ms", "size"), noise=("noise", "first"), why=("stop_reason", "first"))
+    per = at[~retaken].groupby("title").agg(n=("time_ms", "size"), noise=("noise", "first"),
+                                            why=("stop_reason", "first"))
+    again = at[retaken].groupby("title").size()
     for i, title in enumerate(order):
         r = per.loc[title]
-        ax.annotate(f"n={r.n}, IQR/median {r.noise:.2%}, stopped: {r.why}", (1.01, i),
+        taken = f" (+{again[title]} taken again)" if title in again else ""
+        ax.annotate(f"n={r.n}{taken}, IQR/median {r.noise:.2%}, stopped: {r.why}", (1.01, i),
                     xycoords=("axes fraction", "data"), va="center", fontsize=8)
     ax.set_xlabel("time relative to the variant's median, % (symmetric log scale, linear within ±0.1%)")
     ax.set_ylabel("")
