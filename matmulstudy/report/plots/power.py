@@ -74,7 +74,7 @@ def power(study: Study, stem: Path) -> list[Path]:
             ax.axvline(limit, color="red", linestyle="--", linewidth=1.5)
             ax.annotate(f"power limit {limit:.0f} W", (limit, 0.03), xycoords=("data", "axes fraction"), ha="right",
                         va="bottom", rotation=90, fontsize=9, color="red", xytext=(-3, 0), textcoords="offset points")
-        ax.set_xlabel("the GPU's mean power back to back, W, log scale (NVML's energy counter)")
+        ax.set_xlabel("the GPU's mean power back to back, W (log scale)")
         ax.set_ylabel("GFLOP/s back to back, log scale" if ax is axes[0, 0] else "")
         left_out = len(at) - len(drawn)
         ax.set_title(f"{size}×{size}×{size}" + (f" ({left_out} launch-bound: no energy)" if left_out else ""),
@@ -86,6 +86,7 @@ def power(study: Study, stem: Path) -> list[Path]:
                        bbox_to_anchor=(1.01, 1), frameon=False, title_fontsize=8,
                        title="; ".join(f"{MARKER_NAMES[m]}: {p.label}" for m, p in zip(MARKERS, precisions.TABLE)))
     fig.suptitle(f"Each GPU variant back to back at the power cap, float32 inputs, on {gpu['gpu_name']}\n"
-                 "speed against power (label: step number); dotted: equal GFLOP per joule", fontsize=11)
+                 "speed against power from NVML's energy counter (label: step number); dotted: equal GFLOP per joule",
+                 fontsize=11)
     fig.tight_layout()
     return save(fig, stem)
