@@ -79,3 +79,28 @@ def test_copy_bandwidth_is_physical():
         bw = copy_bandwidth(gpu)
     assert 0.4 * info["dram_peak_gbs"] < bw["copy_bandwidth_gbs"] <= 1.02 * info["dram_peak_gbs"]
     assert bw["copy_bytes"] >= 8 * info["l2_bytes"]
+
+
+def test_each_gpu_variant_back_to_back_draws_energy_between_two_ticks_of_the_counter(registry, gpu_builds):
+    """The energy phase on a shape large enough to keep the GPU busy: every variant's run checked, its window
+    between two ticks of NVML's counter (0.2 s at least), its rate near its timed one at the clock it ran at, a
+    power the GPU can draw; a 256^3 cuBLAS run, which leaves the GPU waiting for the host, n/a with the reason."""
+    from matmulstudy.gpu.session import GpuSession
+    from matmulstudy.measure import energy
+    shape, tiny = Shape(2048, 2048, 2048), Shape(256, 256, 256)
+    variants = [registry[v] for v in ("gpu_hybrid_stream_k", "cublas")]
+    timed = {v.id: bench.counted(run(registry, gpu_builds, shape, variant=v.id))["time_ms"].median() for v in variants}
+    with GpuSession() as gpu:
+        problems = [energy.Problem(shape, "float32", 0, *data.make_inputs(shape, 0),
+                                   tuple((v, gpu_builds.get((v.id, "float32")), timed[v.id]) for v in variants)),
+                    energy.Problem(tiny, "float32", 0, *data.make_inputs(tiny, 0),
+                                   ((registry["cublas"], None, 0.008),))]
+        table = energy.measure(gpu, gpu_builds["harness"], problems, 0.2, CHECK).set_index(["variant", "M"])
+    for v in variants:
+        row = table.loc[(v.id, 2048)]
+        assert row["verified"] and row["energy_note"] == "" and 0.18 <= row["sustained_s"] < 0.5, row.to_dict()
+        assert 50 < row["mean_power_w"] < 1000 and row["sustained_busy"] >= 0.9
+        assert row["gflop_per_joule"] == pytest.approx(row["sustained_gflops"] / row["mean_power_w"])
+        assert row["joules_per_launch"] == pytest.approx(row["mean_power_w"] * 2 * 2048**3 / 1e9
+                                                         / row["sustained_gflops"], rel=1e-6)
+    assert table.loc[("cublas", 256), "energy_note"].startswith("launch-bound")

@@ -183,41 +183,24 @@ class Timer:
                 time.sleep(retake.recovery_s)
 
     def sustain(self, launch, launch_ms: float, window_s: float, monitor) -> Sustained:
-        """Launch back to back (no L2 flush), ~50 ms of launches queued ahead, until the energy counter has
-        ticked twice at least `window_s` apart, the GPU busy since before the first tick.
+        """Launch back to back (BackToBack) until the energy counter has ticked twice at least `window_s`
+        apart, the GPU busy since before the first tick.
 
         The window runs from one tick to another: the counter moves in steps (every 100 ms on the H100,
-        tools/powertrace.py measures it), so the energy between two ticks is whole. The launches in the window
-        are interpolated between the host times at which chunks were seen finished (the observer is read
-        every ~2 ms). `launch_ms`, the burst median, sizes the chunks (~10 ms of launches). Without an energy
-        counter, or one that does not move, the window is `window_s` of host time and joules is None.
+        tools/powertrace.py measures it), so the energy between two ticks is whole. Without an energy counter,
+        or one that does not move, the window is `window_s` of host time and joules is None.
         """
-        cuda = self.gpu.cuda
-        per_chunk = min(SUSTAIN_CHUNK, max(1, int(SUSTAIN_CHUNK_S * 1e3 / max(launch_ms, 1e-4))))
-        # chunks queued ahead: ~50 ms, within CUDA's queue of pending launches (1,024), or queueing would block
-        ahead = max(2, min(int(SUSTAIN_AHEAD_S * 1e3 / (per_chunk * max(launch_ms, 1e-4))), QUEUED // per_chunk))
-        chunks, finished = [], [(time.perf_counter(), 0)]   # (host time, launches finished by then)
-
-        def enqueue():
-            for _ in range(per_chunk):
-                launch()
-            event = cuda.Event()
-            event.record()
-            chunks.append(event)
-
+        run = BackToBack(self.gpu, launch, launch_ms)
         counter = monitor.unavailable is None and monitor.energy_unavailable is None
         readings, first, last = [], None, None
         start = time.perf_counter()
         while last is None:
-            while len(chunks) < ahead:
-                enqueue()
+            run.keep_full()
             time.sleep(POLL_S)
             r = monitor.read()
             readings.append(r)
-            while chunks and chunks[0].query():
-                chunks.pop(0)
-                finished.append((r.time_s, finished[-1][1] + per_chunk))
-            busy = finished[-1][1] > 0   # a chunk has finished: the GPU has been at it since
+            run.collect(r.time_s)
+            busy = run.done > 0   # a chunk has finished: the GPU has been at it since
             if counter and r.time_s - start > SUSTAIN_TIMEOUT_S:
                 counter, first = False, None   # the counter does not move: host time, no energy
             if counter:
@@ -229,14 +212,55 @@ class Timer:
             elif busy:
                 first = first or r
                 last = r if r.time_s - first.time_s >= window_s else None
-        while chunks:   # a finish after the window's end, to interpolate to it
-            chunks[0].synchronize()
-            chunks.pop(0)
-            finished.append((time.perf_counter(), finished[-1][1] + per_chunk))
-        times, done = zip(*finished)
-        launches = float(np.interp(last.time_s, times, done) - np.interp(first.time_s, times, done))
-        seconds = last.time_s - first.time_s
+        run.drain()
         joules = (last.energy_mj - first.energy_mj) / 1e3 if counter else None
         note = "" if counter else (monitor.unavailable or monitor.energy_unavailable
                                    or f"NVML's energy counter did not move in {SUSTAIN_TIMEOUT_S:g} s")
-        return Sustained(launches=launches, seconds=seconds, joules=joules, readings=[x for x in readings if first.time_s <= x.time_s <= last.time_s], note=note)
+        return Sustained(launches=run.between(first.time_s, last.time_s), seconds=last.time_s - first.time_s,
+                         joules=joules, readings=[x for x in readings if first.time_s <= x.time_s <= last.time_s],
+                         note=note)
+
+
+class BackToBack:
+    """One launch after another, L2 warm: chunks of ~10 ms of launches (at most SUSTAIN_CHUNK), ~50 ms queued
+    ahead of the GPU so that the host's polling never lets it go idle, within CUDA's queue of pending launches
+    (QUEUED), or queueing would block. `launch_ms` sizes the chunks. The host times at which chunks were seen
+    finished say how many launches ran between two times."""
+
+    def __init__(self, gpu, launch, launch_ms: float):
+        self.gpu, self.launch = gpu, launch
+        per_launch = max(launch_ms, 1e-4)
+        self.per_chunk = min(SUSTAIN_CHUNK, max(1, int(SUSTAIN_CHUNK_S * 1e3 / per_launch)))
+        self.ahead = max(2, min(int(SUSTAIN_AHEAD_S * 1e3 / (self.per_chunk * per_launch)), QUEUED // self.per_chunk))
+        self.chunks, self.finished = [], [(time.perf_counter(), 0)]   # (host time, launches finished by then)
+
+    @property
+    def done(self) -> int:
+        return self.finished[-1][1]
+
+    def keep_full(self) -> None:
+        """Queue chunks until `ahead` are waiting."""
+        while len(self.chunks) < self.ahead:
+            for _ in range(self.per_chunk):
+                self.launch()
+            event = self.gpu.cuda.Event()
+            event.record()
+            self.chunks.append(event)
+
+    def collect(self, now: float) -> None:
+        """The chunks finished by host time `now`."""
+        while self.chunks and self.chunks[0].query():
+            self.chunks.pop(0)
+            self.finished.append((now, self.done + self.per_chunk))
+
+    def drain(self) -> None:
+        """Wait for the chunks queued, each finish timed (the last ones come after any window's end)."""
+        while self.chunks:
+            self.chunks[0].synchronize()
+            self.chunks.pop(0)
+            self.finished.append((time.perf_counter(), self.done + self.per_chunk))
+
+    def between(self, t0: float, t1: float) -> float:
+        """Launches finished between host times t0 and t1, interpolated between the finishes seen."""
+        times, done = zip(*self.finished)
+        return float(np.interp(t1, times, done) - np.interp(t0, times, done))

@@ -4,8 +4,8 @@
     python -m matmulstudy.tools.powertrace cublas --size 4096x4096x8192 --seconds 2
 
 The variant is verified once on the shape (every element against the GPU's
-float64 reference), then launched back to back, hot, a chunk of launches
-queued ahead of the one running so the GPU never waits, for `--seconds`.
+float64 reference), then launched back to back, hot, as the energy phase
+runs it (gpu/timer.py's BackToBack: ~50 ms queued ahead), for `--seconds`.
 Every ~2 ms NVML is read: SM clock, power, the total-energy counter,
 temperature and the clock-event reasons, with the launches finished by
 then. One row per reading; the last lines say what a long run gets (its
@@ -29,14 +29,13 @@ from ..errors import StudyError
 from ..gpu import host, nvml
 from ..gpu.cublas import Cublas
 from ..gpu.launch import launcher
+from ..gpu.timer import POLL_S, BackToBack
 from ..measure import bench, build, data
 from ..measure.devicecheck import DeviceReference, workspace
 from ..study.registry import load_registry
 from ..study.settings import CHECK_ONLY, default_settings
 from ..study.shapes import Shape
 
-CHUNK_S = 0.02   # launches queued per chunk, about this long; two chunks in flight
-POLL_S = 0.002
 
 
 def trace(variant_id: str, shape: Shape, seconds: float, arch: str) -> pd.DataFrame:
@@ -66,41 +65,25 @@ def trace(variant_id: str, shape: Shape, seconds: float, arch: str) -> pd.DataFr
 
 
 def _run(gpu, launch, seconds: float, shape: Shape) -> pd.DataFrame:
-    cuda = gpu.cuda
+    """The launches back to back (the energy phase's BackToBack) for `seconds`, NVML read every ~2 ms."""
     monitor = nvml.Monitor(gpu.device.pci_bus_id())
     try:
-        start = cuda.Event()   # how many launches a chunk holds: from one timed launch
-        end = cuda.Event()
+        start, end = gpu.cuda.Event(), gpu.cuda.Event()   # one timed launch sizes the chunks
         start.record()
         launch()
         end.record()
         end.synchronize()
-        per_chunk = max(1, int(CHUNK_S / max(start.time_till(end) * 1e-3, 1e-6)))
-        chunks, done, rows = [], 0, []
-        t0 = time.perf_counter()
-
-        def enqueue():
-            for _ in range(per_chunk):
-                launch()
-            event = cuda.Event()
-            event.record()
-            chunks.append(event)
-        enqueue()
-        enqueue()
-        while chunks:
+        run, rows, t0 = BackToBack(gpu, launch, start.time_till(end)), [], time.perf_counter()
+        while time.perf_counter() - t0 < seconds:
+            run.keep_full()
+            time.sleep(POLL_S)
             r = monitor.read()
-            rows.append({"time_s": r.time_s - t0, "launches_done": done, "sm_clock_mhz": r.sm_clock_mhz,
+            run.collect(r.time_s)
+            rows.append({"time_s": r.time_s - t0, "launches_done": run.done, "sm_clock_mhz": r.sm_clock_mhz,
                          "power_w": r.power_w, "energy_mj": r.energy_mj, "temperature_c": r.temperature_c,
                          "reasons": nvml.reason_names(r.reasons)})
-            if chunks[0].query():
-                chunks.pop(0)
-                done += per_chunk
-                if time.perf_counter() - t0 < seconds:
-                    enqueue()
-            else:
-                time.sleep(POLL_S)
-        gpu.synchronize()
-        rows.append({**rows[-1], "time_s": time.perf_counter() - t0, "launches_done": done})
+        run.drain()
+        rows.append({**rows[-1], "time_s": time.perf_counter() - t0, "launches_done": run.done})
     finally:
         monitor.close()
     df = pd.DataFrame(rows)
