@@ -119,7 +119,7 @@ def test_a_precision_is_one_row_a_chapter_and_its_kernels(tmp_path):
                             "print(' '.join(f.name for f in FIGURES))"], cwd=repo, env=env, capture_output=True,
                            text=True, check=True).stdout.split()
     assert names.index("progression_fp16") == names.index("progression_tf32") + 1
-    study = repo / "reports" / "h100-tensor"
+    study = repo / "reports" / "h100"
     proc = subprocess.run([sys.executable, "-m", "matmulstudy.report.render", str(study)], cwd=repo, env=env,
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -130,4 +130,4 @@ def test_a_precision_is_one_row_a_chapter_and_its_kernels(tmp_path):
     assert "no tensor-core (FP16) steps in this study" in (study / "figures" / "progression_fp16.svg").read_text()
     for name in ("progression_tf32", "progression", "roofline", "efficiency"):   # the others as committed
         assert (study / "figures" / f"{name}.svg").read_bytes() == \
-            (ROOT / "reports" / "h100-tensor" / "figures" / f"{name}.svg").read_bytes(), name
+            (ROOT / "reports" / "h100" / "figures" / f"{name}.svg").read_bytes(), name

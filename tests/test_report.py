@@ -33,9 +33,10 @@ def copy_tables(dest):
 
 
 def test_the_committed_studies_are_the_h100s_and_the_h200s():
-    """h100: the reference H100 study (steps 1 to 17, with its repeat); h100-tensor: the H100 with the tensor
-    chapter (its repeat was outside the reference's 1%: not yet the reference); h200."""
-    assert [f.name for f in COMMITTED] == ["h100", "h100-tensor", "h200"]
+    """One study per GPU model, each of every chapter with its repeat inside (issue 23)."""
+    assert [f.name for f in COMMITTED] == ["h100", "h200"]
+    for folder in COMMITTED:
+        assert (folder / "repeat.csv").exists() and (folder / "repeat" / "summary.csv").exists()
 
 
 def test_readme_documents_the_render_command_and_shows_the_figure():

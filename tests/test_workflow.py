@@ -43,6 +43,7 @@ def test_dry_run_builds_the_expected_dag(tmp_path, default_config, registry, ncu
         "make_inputs": n_inputs,   # no make_reference job: a study with a GPU makes its references there
         "measure_variant": len(bench_jobs(settings, registry)),
         "measure_energy": 1,       # every GPU variant's sustained run, after every timed one
+        "measure_headline": 1,     # each precision's best step and its reference in rounds, after that
         "collect_results": 1,
         "plot_report": 1,
         "all": 1,

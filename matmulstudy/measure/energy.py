@@ -38,7 +38,7 @@ from ..gpu.timer import Timer
 from ..study.settings import Checking
 from ..study.shapes import Shape
 from ..study.variant import Variant
-from .bench import gpu_launch
+from .bench import counted, gpu_launch
 from .devicecheck import DeviceReference
 from .verify import POISON_BITS
 
@@ -54,6 +54,16 @@ class Problem:
     a: np.ndarray
     b: np.ndarray
     variants: tuple   # ((Variant, binary or None, its timed median in ms), ...)
+
+
+def timed_medians(paths) -> dict:
+    """Each verified measurement's timed median, in ms: {(variant, dtype, shape tag): ms}."""
+    medians = {}
+    for path in paths:
+        rows = counted(pd.read_csv(path))
+        for (vid, dtype, M, N, K), g in rows[rows["verified"].astype(bool)].groupby(["variant", "dtype", "M", "N", "K"]):
+            medians[vid, dtype, f"{M}x{N}x{K}"] = g["time_ms"].median()
+    return medians
 
 
 def kept_busy(sustained, burst_ms: float, max_clock_mhz: float, clock_mhz: float) -> float:

@@ -9,7 +9,7 @@ so they re-render without a GPU; study_facts.py says what the facts are.
 from __future__ import annotations
 
 from .. import precisions
-from . import explain
+from . import explain, headline
 from .committed import Study
 from .figures import FIGURES
 from .results import at_size, failures
@@ -107,6 +107,8 @@ def study_page(study: Study) -> str:
     checks = harness_checks(study)
     if checks:
         lines += ["## The harness, checked", ""] + checks + [""]
+    lines += headline.page_section(study.optional("headline.csv"), study.registry, study.config,
+                                   lambda p: precisions.get(p).label, study.optional("repeat/headline.csv"))
     lines += verification(study)
     lines += [explain.markdown(table, f["gpu"], size, level=2)]
     for p in precisions.others():   # each other precision's chapters, after their figure
@@ -168,6 +170,22 @@ def _cpu_page(study: Study, f: dict) -> str:
     return "\n".join(lines)
 
 
+# What a study folder may hold beside its tables, and how the index names it.
+EXTRAS = (("hardware.csv", "Nsight Compute", lambda st: st.hardware.get("ncu_shape", []).notna().any()),
+          ("sanitizer.csv", "compute-sanitizer", None), ("crosscheck.csv", "the CuPy cross-check", None),
+          ("energy.csv", "the energy of every step", None), ("headline.csv", "the headline ratios in rounds", None),
+          ("repeat.csv", "a second full study (repeat/)", None))
+
+
+def holds(st: Study) -> str:
+    """What a study holds: its steps, by chapter, and the checks and phases whose files it has."""
+    steps = [v for v in st.registry.steps() if v.id in set(st.summary["variant"])]
+    titles = [v.title.split()[0] for v in steps]
+    extras = [name for file, name, present in EXTRAS
+              if (st.folder / file).exists() and (present is None or present(st))]
+    return f"steps {titles[0]} to {titles[-1]}; " + ", ".join(extras) if steps else ", ".join(extras)
+
+
 def index_page(studies: list[Study], size: int) -> str:
     """reports/README.md: every GPU's study, and the progression across them."""
     # a pair of columns per precision that any of the studies measured (its reference or a step)
@@ -179,6 +197,8 @@ def index_page(studies: list[Study], size: int) -> str:
              f"At {size}×{size}×{size}; each step's fraction is of the same GPU's cuBLAS in the step's precision.", "",
              "| " + " | ".join(head + ["measured", "commit"]) + " |",
              "| --- | --- |" + " ---: | --- |" * len(measured) + " --- | --- |"]
+    what = ["", "What each holds:", ""] + [f"- [{st.label}/]({st.label}/README.md), {facts(st)['gpu']}: {holds(st)}."
+                                          for st in studies]
     for st in studies:
         at = at_size(st.summary, size, verified=True)
         cells = []
@@ -193,4 +213,4 @@ def index_page(studies: list[Study], size: int) -> str:
         f = facts(st)
         lines.append(f"| {f['gpu']} | [{st.label}/]({st.label}/README.md) | " + " | ".join(cells)
                      + f" | {str(f['first'])[:10]} | `{str(f['commit'])[:10]}` |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + what) + "\n"

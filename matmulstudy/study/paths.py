@@ -36,6 +36,7 @@ RESOURCES = BINARY + ".json"                          # its resource report
 SASS = RESULTS + "/build/{dtype}/{variant}.sass.json"
 SAMPLES = RESULTS + "/bench/{dtype}/{variant}_s{seed}.csv"
 ENERGY = RESULTS + "/energy.csv"                       # every GPU variant's sustained run, after every timed one
+HEADLINE = RESULTS + "/headline.csv"                   # the headline ratios in rounds, after the energy phase
 NCU = RESULTS + "/ncu/{variant}_{shape}.json"
 SANITIZER = RESULTS + "/sanitizer/{variant}.csv"
 TUNING = RESULTS + "/tuning/{variant}.{ext}"          # csv: every candidate; json: the choice
@@ -47,7 +48,7 @@ STUDY_FILES = {
     "results": "results.csv", "summary": "summary.csv", "hardware": "hardware.csv",
     "failures": "failures.txt", "skipped": "skipped.csv", "gpu": "gpu.json",
     "registry": "registry.yaml", "config": "config.yaml", "sanitizer": "sanitizer.csv",
-    "tuning": "tuning.csv", "energy": "energy.csv", "page": "README.md", "provenance": "provenance.rst",
+    "tuning": "tuning.csv", "energy": "energy.csv", "headline": "headline.csv", "page": "README.md", "provenance": "provenance.rst",
 }
 FIGURE = REPORT + "/figures/{name}.{ext}"             # png and svg
 GPUS = "reports"                                      # the studies side by side

@@ -63,7 +63,7 @@ def _from_command_line(value, schema: dict):
 @dataclass(frozen=True)
 class Timing:
     """How a verified variant is timed (measure/criterion.py, gpu/timer.py): its burst samples, the batches
-    taken again where the GPU throttled, and its sustained run for the energy."""
+    taken again where the GPU throttled, its sustained run for the energy, and the headline rounds."""
     warmup: int
     cache: str
     min_samples: int
@@ -74,6 +74,8 @@ class Timing:
     throttle_recovery_s: float = 0.0
     max_retakes: int = 0
     energy_window_s: float = 0.0
+    headline_rounds: int = 0         # the headline ratios in rounds (measure/headline.py)
+    headline_window_s: float = 0.5
 
 
 # For a shape that is only checked (the fault suite, devbench's ragged shapes): the least timing

@@ -176,6 +176,33 @@ class StudyRun:
                 "binaries": sorted({b for p in problems for _, b in p["variants"] if b}),
                 "gpu": paths.GPU_FACTS.format(label=label), "harness": paths.HARNESS.format(label=label)}
 
+    # --- measure_headline: each precision's best step and its reference in rounds, after everything else ------
+    @property
+    def measures_headline(self) -> bool:
+        """Whether the study has headline rounds: a GPU, rounds asked for, float32, and a reference measured."""
+        return (self.uses_gpu and self.settings.timing.headline_rounds > 0 and "float32" in self.settings.dtypes
+                and any(v.role == "reference" for v in self.variants))
+
+    def headline_shapes(self) -> list[str]:
+        """The reference size and the largest square size of the sweep (one, if they are the same)."""
+        sizes = sorted({self.settings.reference_size, max(self.settings.sizes)})
+        return [f"{n}x{n}x{n}" for n in sizes]
+
+    def headline_problems(self, label: str) -> list[dict]:
+        """The energy phase's problems at the headline's shapes, in float32."""
+        shapes = self.headline_shapes()
+        return [p for p in self.energy_problems(label) if p["dtype"] == "float32" and p["shape"] in shapes]
+
+    def headline_inputs(self, label: str) -> dict:
+        """After every timed job and the energy phase (their heat would lower the rounds' clocks)."""
+        inputs = self.energy_inputs(label)
+        problems = self.headline_problems(label)
+        inputs.update(data=sorted({p[k] for p in problems for k in ("a", "b")}),
+                      binaries=sorted({b for p in problems for _, b in p["variants"] if b}))
+        if self.measures_energy:
+            inputs["energy"] = paths.ENERGY.format(label=label)
+        return inputs
+
     def final_outputs(self, report_outputs: list[str]) -> list[str]:
         """The study's tables, figures and pages (`report_outputs`), and the optional stages' own outputs:
         asked for here, an ncu or sanitizer run added to a finished study runs, and collect_results then takes

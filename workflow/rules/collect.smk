@@ -13,12 +13,14 @@ rule collect_results:
         tuning=lambda wc: RUN.tuning_tables(wc.label),
         gpu=lambda wc: RUN.gpu_facts(wc.label),
         energy=lambda wc: [paths.ENERGY.format(label=wc.label)] if RUN.measures_energy else [],
+        headline=lambda wc: [paths.HEADLINE.format(label=wc.label)] if RUN.measures_headline else [],
     output:
         **{key: paths.study_file(key) for key in
            ("results", "summary", "hardware", "failures", "skipped", "gpu", "registry", "config")},
         **({"sanitizer": paths.study_file("sanitizer")} if SETTINGS.sanitizer else {}),
         **({"tuning": paths.study_file("tuning")} if RUN.tuned else {}),
         **({"energy": paths.study_file("energy")} if RUN.measures_energy else {}),
+        **({"headline": paths.study_file("headline")} if RUN.measures_headline else {}),
     log:
         "logs/collect_results/{label}.log",
     params:

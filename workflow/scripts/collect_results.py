@@ -22,6 +22,8 @@ def main(snakemake, log):
     if snakemake.input.energy:   # every GPU variant's sustained run and energy, kept beside the summary
         energy = pd.read_csv(snakemake.input.energy[0])
         energy.to_csv(snakemake.output.energy, index=False)
+    if snakemake.input.headline:   # each precision's best step and its reference, in rounds
+        pd.read_csv(snakemake.input.headline[0]).to_csv(snakemake.output.headline, index=False)
     summ = results.with_energy(results.summary(df, reg, info if gpu else None), energy, reg,
                                snakemake.params.why_no_energy)
     summ.to_csv(snakemake.output.summary, index=False)

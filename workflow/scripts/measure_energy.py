@@ -3,25 +3,15 @@
 import pandas as pd
 
 from matmulstudy.gpu.session import GpuSession
-from matmulstudy.measure import bench, build, data, energy
+from matmulstudy.measure import build, data, energy
 from matmulstudy.study import rulescript
 from matmulstudy.study.registry import load_registry
 from matmulstudy.study.shapes import Shape
 
 
-def timed_medians(paths) -> dict:
-    """Each verified measurement's timed median, in ms: {(variant, dtype, shape tag): ms}."""
-    medians = {}
-    for path in paths:
-        rows = bench.counted(pd.read_csv(path))
-        for (vid, dtype, M, N, K), g in rows[rows["verified"].astype(bool)].groupby(["variant", "dtype", "M", "N", "K"]):
-            medians[vid, dtype, f"{M}x{N}x{K}"] = g["time_ms"].median()
-    return medians
-
-
 def main(snakemake, log):
     registry, p = load_registry(), snakemake.params
-    medians, tables = timed_medians(snakemake.input.timed), []
+    medians, tables = energy.timed_medians(snakemake.input.timed), []
     with GpuSession() as gpu:
         for problem in p.problems:   # one shape's inputs in memory at a time
             # the variants whose timed measurement verified (the others' jobs recorded why), with its median

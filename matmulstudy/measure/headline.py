@@ -1,0 +1,132 @@
+"""The headline ratios, measured in rounds: each precision's best step against its reference, alternating.
+
+Near the 700 W cap a kernel's speed depends on the GPU's power state as
+much as on its code: on the H100, four rounds of step 23 and its cuBLAS
+reference at 8192, in one run, gave 84% to 99% (issue 23), while the study's two
+separate measurements of each sat minutes apart. A ratio is only fair when
+both sides see the same state, so the headline ratios are taken apart, in
+a phase after every timed and energy job (whose heat would lower their
+clocks):
+
+- for each precision with a reference, its best step: the step whose timed
+  median is the highest at the reference size (`best_steps`);
+- at the reference size and at the largest square size of the sweep;
+- `rounds` rounds; the step goes first in odd rounds, the reference in even
+  ones (step-reference, reference-step, ...), so a drift of the GPU's state
+  over the run weighs on both alike;
+- in a round, each of the two is timed as the study times it (burst:
+  cold L2, batches behind the blocker, throttled batches taken again after
+  a pause: bench.measure, checked before and after), then, each after a
+  cool-down of COOLDOWN_S (CUTLASS's profiler guidelines ask for one
+  between kernels: clocks take time to settle), run back to back until
+  NVML's energy counter has ticked twice `window_s` apart (sustained: the
+  clock the cap leaves, energy.sustain_variant, its output checked again);
+- one row per round, regime and variant, with its SM clock: the page gives
+  each regime's ratio as the median of the rounds' ratios, with their range
+  (report/headline.py).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+
+from .. import precisions
+from ..study.registry import Registry
+from ..study.settings import Checking, Timing
+from . import bench, energy
+from .devicecheck import DeviceReference
+
+COOLDOWN_S = 0.5   # idle before each burst pair and each sustained run
+FIRST = ["precision", "M", "N", "K", "round", "regime", "position", "role", "variant", "gflops", "sm_clock_mhz"]
+
+
+def best_steps(medians: dict, registry: Registry, size: int, dtype: str = "float32") -> dict[str, tuple[str, str]]:
+    """{precision: (best step, reference)}: per precision whose reference was measured at size^3, the GPU step
+    of that precision with the highest timed median GFLOP/s there. `medians`: {(variant, dtype, shape tag): ms}."""
+    tag, out = f"{size}x{size}x{size}", {}
+    for p in precisions.TABLE:
+        reference = registry.reference(p.id)
+        if reference is None or (reference.id, dtype, tag) not in medians:
+            continue
+        timed = [(medians[v.id, dtype, tag], v.id) for v in registry.steps(precision=p.id)
+                 if v.is_gpu and (v.id, dtype, tag) in medians]
+        if timed:
+            out[p.id] = (min(timed)[1], reference.id)
+    return out
+
+
+def order(pair: tuple[str, str], round_no: int) -> tuple[str, str]:
+    """Who goes first in round `round_no` (1, 2, ...): the step in odd rounds, the reference in even ones."""
+    return pair if round_no % 2 else pair[::-1]
+
+
+def _burst_row(rows: pd.DataFrame) -> dict:
+    """A burst measurement's counted samples, as one row: median time and rate, clocks, what throttled."""
+    first = rows.iloc[0]
+    out = {"verified": bool(first["verified"]), "margin": first.get("margin", np.nan)}
+    if not out["verified"]:
+        return out
+    ok = bench.counted(rows)
+    median_ms = float(ok["time_ms"].median())
+    M, N, K = int(first["M"]), int(first["N"]), int(first["K"])
+    return {**out, "time_ms": median_ms, "gflops": 2.0 * M * N * K / (median_ms * 1e-3) / 1e9,
+            "samples": len(ok), "sm_clock_mhz": float(ok["sm_clock_mhz"].median()),
+            "min_sm_clock_mhz": float(ok["sm_clock_mhz"].min()),
+            "throttled": int(ok["throttled"].eq(True).sum()), "retaken": len(rows) - len(ok)}
+
+
+def _sustained_row(row: dict) -> dict:
+    """energy.sustain_variant's row, in the headline's columns."""
+    out = {"verified": row["verified"], "margin": row["margin"], "note": row.get("energy_note", "")}
+    if "sustained_gflops" in row:
+        out.update(gflops=row["sustained_gflops"], sm_clock_mhz=row["sustained_median_sm_clock_mhz"],
+                   min_sm_clock_mhz=row["sustained_min_sm_clock_mhz"], mean_power_w=row.get("mean_power_w"),
+                   gflop_per_joule=row.get("gflop_per_joule"))
+    return out
+
+
+def measure(gpu, harness, problem: energy.Problem, pairs: dict, rounds: int, timing: Timing, window_s: float,
+            checking: Checking, log=None) -> pd.DataFrame:
+    """Every pair of one problem in `rounds` alternating rounds, burst then sustained. `pairs`: {precision:
+    (step, reference)}; `problem.variants`: (Variant, binary, timed median ms) of every variant named there."""
+    variants = {v.id: (v, binary, ms) for v, binary, ms in problem.variants}
+    M, N, K = shape = problem.shape
+    rows = []
+    with DeviceReference(gpu, harness, problem.a, problem.b) as reference:
+        for precision, pair in pairs.items():
+            for round_no in range(1, rounds + 1):
+                first_second = order(pair, round_no)
+                time.sleep(COOLDOWN_S)
+                for position, vid in enumerate(first_second, 1):
+                    variant, binary, _ = variants[vid]
+                    samples = bench.measure(variant, shape, problem.seed, problem.a, problem.b, binary, timing,
+                                            checking, harness, session=gpu, reference=reference)
+                    rows.append({"regime": "burst", "position": position, **_burst_row(samples)})
+                for position, vid in enumerate(first_second, 1):
+                    variant, binary, burst_ms = variants[vid]
+                    time.sleep(COOLDOWN_S)
+                    row = energy.sustain_variant(gpu, harness, variant, binary, burst_ms, problem, reference,
+                                                 window_s, checking)
+                    rows.append({"regime": "sustained", "position": position, **_sustained_row(row)})
+                for row, vid in zip(rows[-4:], first_second * 2):
+                    row.update(precision=precision, round=round_no, variant=vid,
+                               role="step" if vid == pair[0] else "reference",
+                               dtype=problem.dtype, M=M, N=N, K=K, seed=problem.seed)
+                    if log is not None:
+                        print(describe(row), file=log, flush=True)
+    df = pd.DataFrame(rows, columns=None if rows else FIRST)
+    return df[FIRST + [c for c in df.columns if c not in FIRST]]
+
+
+def describe(row: dict) -> str:
+    """One line for the log."""
+    head = (f"{row['precision']} {row['M']}x{row['N']}x{row['K']} round {row['round']} {row['regime']} "
+            f"{row['position']}. {row['variant']}: ")
+    if not row["verified"]:
+        return head + f"NOT VERIFIED (margin {row['margin']:.3g})"
+    if "gflops" not in row or pd.isna(row.get("gflops")):
+        return head + f"n/a: {row.get('note', '')}"
+    return head + f"{row['gflops']:,.1f} GFLOP/s at {row['sm_clock_mhz']:.0f} MHz"

@@ -1,0 +1,86 @@
+"""The headline ratios in rounds: who is the best step, who goes first, and how the rounds become the page's
+ratio (measure/headline.py, report/headline.py). The rounds' rates here are made up to test the arithmetic;
+the GPU test (test_gpu_timing.py) measures real ones."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from matmulstudy.measure.headline import FIRST, best_steps, order
+from matmulstudy.report import headline
+
+
+def medians_ms(registry, size, rates):
+    """{(variant, dtype, shape): ms} for these GFLOP/s at size^3."""
+    flop = 2.0 * size**3
+    return {(vid, "float32", f"{size}x{size}x{size}"): flop / (g * 1e9) * 1e3 for vid, g in rates.items()}
+
+
+def test_the_best_step_of_each_precision_is_its_fastest_at_the_reference_size(registry):
+    rates = {"gpu_deep_slices": 49_000, "gpu_hybrid_stream_k": 49_500, "gpu_stream_k": 48_000, "cublas": 52_000,
+             "gpu_wgmma_pipelined": 360_000, "gpu_wgmma_grouped": 358_000, "cublas_tf32": 400_000,
+             "numpy": 1_000}   # a CPU baseline is never a step
+    pairs = best_steps(medians_ms(registry, 4096, rates), registry, 4096)
+    assert pairs == {"fp32": ("gpu_hybrid_stream_k", "cublas"), "tf32": ("gpu_wgmma_pipelined", "cublas_tf32")}
+    # another size's medians do not count, and a precision whose reference was not measured has no pair
+    other = medians_ms(registry, 2048, {"gpu_wgmma_grouped": 1e6})
+    del rates["cublas_tf32"]
+    assert best_steps({**medians_ms(registry, 4096, rates), **other}, registry, 4096) == {
+        "fp32": ("gpu_hybrid_stream_k", "cublas")}
+
+
+def test_rounds_alternate_who_goes_first():
+    assert [order(("step", "ref"), r) for r in (1, 2, 3, 4)] == [("step", "ref"), ("ref", "step")] * 2
+
+
+def rounds(ratios_by_round, regime="burst", precision="tf32", size=8192, verified=True):
+    """headline.csv rows: the reference at 400,000 GFLOP/s and 1980 MHz, the step at ratio x that."""
+    rows = []
+    for r, ratio in enumerate(ratios_by_round, 1):
+        for role, vid, g, clock in (("step", "gpu_wgmma_grouped", 400_000 * ratio, 1500 + r),
+                                    ("reference", "cublas_tf32", 400_000, 1980)):
+            rows.append({"precision": precision, "M": size, "N": size, "K": size, "round": r, "regime": regime,
+                         "position": 1, "role": role, "variant": vid, "gflops": g, "sm_clock_mhz": clock,
+                         "verified": verified or role == "reference"})
+    return pd.DataFrame(rows)
+
+
+def test_the_ratio_is_the_median_of_the_rounds_with_their_range():
+    table = pd.concat([rounds([0.839, 0.928, 0.855, 0.994]), rounds([0.90, 0.91], regime="sustained")])
+    summ = headline.summary(table).set_index("regime")
+    burst = summ.loc["burst"]
+    assert burst["ratio"] == pytest.approx(np.median([0.839, 0.928, 0.855, 0.994]))
+    assert (burst["ratio_min"], burst["ratio_max"]) == pytest.approx((0.839, 0.994))
+    assert (burst["ratios"], burst["rounds"]) == (4, 4)
+    assert (burst["step_clock_min"], burst["step_clock_max"], burst["reference_clock_min"]) == (1501, 1504, 1980)
+    assert summ.loc["sustained", "ratio"] == pytest.approx(0.905)
+
+
+def test_a_round_that_did_not_verify_gives_no_ratio_and_is_named_on_the_page(registry):
+    table = pd.concat([rounds([0.9, 0.92]), rounds([0.5], verified=False).assign(round=3)])
+    summ = headline.summary(table).iloc[0]
+    assert (summ["ratios"], summ["rounds"]) == (2, 3) and summ["ratio"] == pytest.approx(0.91)
+    page = "\n".join(headline.page_section(table, registry, {"headline_rounds": 3}, str.upper))
+    assert "| TF32 | 8192×8192×8192 | burst |" in page and "**91.0%**" in page and "(2 of 3)" in page
+    assert "Not verified, and left out of every ratio: gpu_wgmma_grouped 8192×8192×8192 round 3 burst" in page
+
+
+def test_a_second_study_is_compared_in_points(registry):
+    first, second = rounds([0.92, 0.92]), rounds([0.905, 0.905])
+    both = headline.agreement(first, second).iloc[0]
+    assert both["points"] == pytest.approx(-1.5)
+    page = "\n".join(headline.page_section(first, registry, {}, str.upper, repeat=second))
+    assert "| 90.5% | -1.5 points |" in page
+
+
+def test_a_study_without_rounds_has_no_section(registry):
+    assert headline.page_section(None, registry, {}, str) == []
+    assert headline.page_section(pd.DataFrame(columns=FIRST + ["verified"]), registry, {}, str) == []
+
+
+def test_two_studies_whose_best_steps_differ_are_not_compared_in_points(registry):
+    first = rounds([0.867, 0.867])
+    second = rounds([0.924, 0.924]).replace("gpu_wgmma_grouped", "gpu_wgmma_multicast")
+    assert np.isnan(headline.agreement(first, second).iloc[0]["points"])
+    page = "\n".join(headline.page_section(first, registry, {}, str.upper, repeat=second))
+    assert f"| 92.4% ({registry['gpu_wgmma_multicast'].title}) | another step |" in page
