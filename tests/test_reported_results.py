@@ -386,3 +386,11 @@ def test_the_tuned_step_was_measured_with_the_candidate_its_sweep_chose(results,
         flags = results.loc[results.variant == variant, "compiler_flags"].unique()
         assert len(flags) == 1
         assert all(f"-D{d}" in flags[0].split() for d in chosen["defines"].iloc[0].split())
+
+
+def test_the_page_says_whether_the_tree_differed_from_its_commit(study):
+    """A study measured with changes not yet committed says so beside its commit (here: the headline phase,
+    committed right after the runs)."""
+    label, results = study
+    dirty = results["git_dirty"].astype(str).eq("True").any()
+    assert ("(tree differed from it)" in (ROOT / "reports" / label / "README.md").read_text()) == dirty

@@ -23,6 +23,14 @@ def first(df: pd.DataFrame, column: str):
     return values.iloc[0] if len(values) else None
 
 
+def _flag(value) -> bool | None:
+    """A yes/no column's value as Python's True or False (the CSV gives numpy's bool, or a string in a column
+    of mixed types), None where it was not recorded."""
+    if value is None or (isinstance(value, float) and pd.isna(value)):
+        return None
+    return str(value) == "True"
+
+
 def repo_link(study: Study, path: str) -> str:
     """A markdown link from the study's folder to a file of the repository; where the study lies outside it
     (a study run with --directory elsewhere), the file's name alone, which no link would reach."""
@@ -58,7 +66,7 @@ def facts(study: Study) -> dict:
         "cuda": first(gpu_rows, "driver_cuda_version"), "nvcc": first(cuda, "compiler"),
         "library": first(r[r["variant"] == reference.id], "library") if reference and "library" in r else None,
         "pycuda": first(gpu_rows, "pycuda_version"), "commit": first(r, "git_commit"),
-        "dirty": first(r, "git_dirty"), "config_hash": first(r, "config_hash"), "host": first(r, "host"),
+        "dirty": _flag(first(r, "git_dirty")), "config_hash": first(r, "config_hash"), "host": first(r, "host"),
         "first": r["timestamp"].min() if "timestamp" in r else None,
         "last": r["timestamp"].max() if "timestamp" in r else None,
         "cache": ", ".join(sorted(gpu_rows["cache"].dropna().unique())) if "cache" in gpu_rows else None,
