@@ -107,22 +107,25 @@ def test_each_gpu_variant_back_to_back_draws_energy_between_two_ticks_of_the_cou
 
 
 def test_headline_rounds_alternate_and_check_every_result(registry, gpu_builds):
-    """Two rounds of step 17 and cuBLAS at 2048: the step first, then the reference first; each side burst then
-    sustained, every result checked, a ratio per round and regime near the study's own."""
+    """Two rounds of step 17, step 16 (as a step within a percent of the best would be) and cuBLAS at 2048: the
+    steps first, then the reference first; each side burst then sustained, every result checked, a ratio per
+    round, regime and step near the study's own."""
     from matmulstudy.gpu.session import GpuSession
     from matmulstudy.measure import energy, headline
     from matmulstudy.report.headline import summary
-    shape, pair = Shape(2048, 2048, 2048), ("gpu_hybrid_stream_k", "cublas")
-    timed = {vid: bench.counted(run(registry, gpu_builds, shape, variant=vid))["time_ms"].median() for vid in pair}
+    shape, sides = Shape(2048, 2048, 2048), ("gpu_hybrid_stream_k", "gpu_deep_slices", "cublas")
+    timed = {vid: bench.counted(run(registry, gpu_builds, shape, variant=vid))["time_ms"].median() for vid in sides}
     with GpuSession() as gpu:
         problem = energy.Problem(shape, "float32", 0, *data.make_inputs(shape, 0),
-                                 tuple((registry[v], gpu_builds.get((v, "float32")), timed[v]) for v in pair))
-        table = headline.measure(gpu, gpu_builds["harness"], problem, {"fp32": pair}, 2, BASE, 0.2, CHECK)
-    assert len(table) == 8 and table["verified"].all() and table["gflops"].notna().all(), table
+                                 tuple((registry[v], gpu_builds.get((v, "float32")), timed[v]) for v in sides))
+        table = headline.measure(gpu, gpu_builds["harness"], problem, {"fp32": sides}, 2, BASE, 0.2, CHECK)
+    assert len(table) == 12 and table["verified"].all() and table["gflops"].notna().all(), table
     firsts = table[table["position"] == 1].groupby("round")["variant"].unique()
     assert list(firsts[1]) == ["gpu_hybrid_stream_k"] and list(firsts[2]) == ["cublas"]
+    assert set(table.loc[table["role"] == "reference", "variant"]) == {"cublas"}
     sustained = table[table["regime"] == "sustained"]
     assert (sustained["mean_power_w"] > 50).all() and sustained["gflop_per_joule"].notna().all()
-    ratios = summary(table).set_index("regime")["ratio"]
-    burst_alone = (timed["cublas"] / timed["gpu_hybrid_stream_k"])
-    assert ratios["burst"] == pytest.approx(burst_alone, rel=0.05) and 0.5 < ratios["sustained"] < 1.2
+    ratios = summary(table).set_index(["regime", "step"])["ratio"]
+    for step in sides[:2]:
+        alone = timed["cublas"] / timed[step]
+        assert ratios["burst", step] == pytest.approx(alone, rel=0.05) and 0.5 < ratios["sustained", step] < 1.2

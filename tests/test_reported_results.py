@@ -204,15 +204,14 @@ def test_the_repeat_is_these_two_studies_and_the_page_gives_a_reason_for_each_on
 @pytest.mark.parametrize("label", list(STUDIES))
 def test_the_headline_ratios_of_the_two_studies_agree_within_one_and_a_half_points(label):
     """Each precision's best step over its reference in alternating rounds, burst and sustained, at 4096 and
-    8192, in the study and in its repeat: within 1.5 points wherever both chose the same best step (on the H200
-    steps 22 and 23 are within 0.5% at 4096, and the two studies chose differently)."""
+    8192, in the study and in its repeat: within 1.5 points wherever both measured the same step (on the H200
+    steps 22 and 23 are within 0.5% at 4096, and the two studies, measured before a step within 1% of the best
+    was measured beside it, chose differently)."""
     folder = ROOT / "reports" / label
     first, second = pd.read_csv(folder / "headline.csv"), pd.read_csv(folder / "repeat" / "headline.csv")
     assert first["verified"].all() and second["verified"].all()
     both = headline.agreement(first, second)
-    assert len(both) == 8   # two precisions, two sizes, two regimes
-    same = both.dropna(subset=["points"])
-    assert len(same) >= 4 and (same["points"].abs() <= 1.5).all(), same
+    assert len(both) >= 4 and (both["points"].abs() <= 1.5).all(), both   # FP32's four at least
 
 
 def summary_gpu_uuid():

@@ -9,10 +9,12 @@ a phase after every timed and energy job (whose heat would lower their
 clocks):
 
 - for each precision with a reference, its best step: the step whose timed
-  median is the highest at the reference size (`best_steps`);
+  median is the highest at the reference size, and every other step within
+  TIE (1%) of it (`best_steps`): two steps that close swap places from one
+  study to the next, and a repeat must find the same kernel to compare;
 - at the reference size and at the largest square size of the sweep;
 - `rounds` rounds; the step goes first in odd rounds, the reference in even
-  ones (step-reference, reference-step, ...), so a drift of the GPU's state
+  ones (steps-reference, reference-steps, ...), so a drift of the GPU's state
   over the run weighs on both alike;
 - in a round, each of the two is timed as the study times it (burst:
   cold L2, batches behind the blocker, throttled batches taken again after
@@ -39,13 +41,15 @@ from ..study.settings import Checking, Timing
 from . import bench, energy
 from .devicecheck import DeviceReference
 
-COOLDOWN_S = 0.5   # idle before each burst pair and each sustained run
+COOLDOWN_S = 0.5   # idle before each round's burst samples and each sustained run
+TIE = 0.01         # a step this close to the best (timed median, at the reference size) is measured too
 FIRST = ["precision", "M", "N", "K", "round", "regime", "position", "role", "variant", "gflops", "sm_clock_mhz"]
 
 
-def best_steps(medians: dict, registry: Registry, size: int, dtype: str = "float32") -> dict[str, tuple[str, str]]:
-    """{precision: (best step, reference)}: per precision whose reference was measured at size^3, the GPU step
-    of that precision with the highest timed median GFLOP/s there. `medians`: {(variant, dtype, shape tag): ms}."""
+def best_steps(medians: dict, registry: Registry, size: int, dtype: str = "float32") -> dict[str, tuple]:
+    """{precision: (best step, [steps within TIE of it, in the registry's order,] reference)}: per precision
+    whose reference was measured at size^3, the GPU step of that precision with the highest timed median GFLOP/s
+    there, and those within TIE of it. `medians`: {(variant, dtype, shape tag): ms}."""
     tag, out = f"{size}x{size}x{size}", {}
     for p in precisions.TABLE:
         reference = registry.reference(p.id)
@@ -54,13 +58,16 @@ def best_steps(medians: dict, registry: Registry, size: int, dtype: str = "float
         timed = [(medians[v.id, dtype, tag], v.id) for v in registry.steps(precision=p.id)
                  if v.is_gpu and (v.id, dtype, tag) in medians]
         if timed:
-            out[p.id] = (min(timed)[1], reference.id)
+            fastest, best = min(timed)
+            close = [vid for ms, vid in timed if vid != best and ms <= fastest * (1 + TIE)]
+            out[p.id] = (best, *close, reference.id)
     return out
 
 
-def order(pair: tuple[str, str], round_no: int) -> tuple[str, str]:
-    """Who goes first in round `round_no` (1, 2, ...): the step in odd rounds, the reference in even ones."""
-    return pair if round_no % 2 else pair[::-1]
+def order(sides: tuple, round_no: int) -> tuple:
+    """The order of round `round_no` (1, 2, ...): the steps first in odd rounds, the reference first (and the
+    steps in reverse) in even ones."""
+    return sides if round_no % 2 else sides[::-1]
 
 
 def _burst_row(rows: pd.DataFrame) -> dict:
@@ -90,15 +97,16 @@ def _sustained_row(row: dict) -> dict:
 
 def measure(gpu, harness, problem: energy.Problem, pairs: dict, rounds: int, timing: Timing, window_s: float,
             checking: Checking, log=None) -> pd.DataFrame:
-    """Every pair of one problem in `rounds` alternating rounds, burst then sustained. `pairs`: {precision:
-    (step, reference)}; `problem.variants`: (Variant, binary, timed median ms) of every variant named there."""
+    """Every precision's steps and reference on one problem in `rounds` alternating rounds, burst then
+    sustained. `pairs`: {precision: (step, ..., reference)} (best_steps); `problem.variants`: (Variant, binary,
+    timed median ms) of every variant named there."""
     variants = {v.id: (v, binary, ms) for v, binary, ms in problem.variants}
     M, N, K = shape = problem.shape
     rows = []
     with DeviceReference(gpu, harness, problem.a, problem.b) as reference:
-        for precision, pair in pairs.items():
+        for precision, sides in pairs.items():
             for round_no in range(1, rounds + 1):
-                first_second = order(pair, round_no)
+                first_second = order(sides, round_no)
                 time.sleep(COOLDOWN_S)
                 for position, vid in enumerate(first_second, 1):
                     variant, binary, _ = variants[vid]
@@ -111,9 +119,9 @@ def measure(gpu, harness, problem: energy.Problem, pairs: dict, rounds: int, tim
                     row = energy.sustain_variant(gpu, harness, variant, binary, burst_ms, problem, reference,
                                                  window_s, checking)
                     rows.append({"regime": "sustained", "position": position, **_sustained_row(row)})
-                for row, vid in zip(rows[-4:], first_second * 2):
+                for row, vid in zip(rows[-2 * len(sides):], first_second * 2):
                     row.update(precision=precision, round=round_no, variant=vid,
-                               role="step" if vid == pair[0] else "reference",
+                               role="reference" if vid == sides[-1] else "step",
                                dtype=problem.dtype, M=M, N=N, K=K, seed=problem.seed)
                     if log is not None:
                         print(describe(row), file=log, flush=True)
