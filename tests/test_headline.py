@@ -102,3 +102,19 @@ def test_two_studies_are_compared_step_by_step(registry):
         pytest.approx(-0.6)
     page = "\n".join(headline.page_section(first, registry, {}, str.upper, repeat=second))
     assert f"| 92.4% ({registry['gpu_wgmma_multicast'].title}) | another step |" in page
+
+
+def test_a_rule_problem_loads_its_inputs_and_the_variants_that_verified(registry, tmp_path):
+    """energy.load_problem, which the energy and headline rules share: the inputs read, each variant with its
+    timed median, a variant without one (its measurement failed) left out, and `only` honoured."""
+    from matmulstudy.measure import energy
+    a, b = np.ones((3, 5), np.float32), np.ones((5, 2), np.float32)
+    np.save(tmp_path / "A.npy", a)
+    np.save(tmp_path / "B.npy", b)
+    problem = {"dtype": "float32", "shape": "3x2x5", "seed": 0, "a": str(tmp_path / "A.npy"),
+               "b": str(tmp_path / "B.npy"), "variants": [["cublas", None], ["cublas_tf32", None]]}
+    medians = {("cublas", "float32", "3x2x5"): 0.01}
+    one = energy.load_problem(registry, problem, medians)
+    assert (one.shape.M, one.shape.N, one.shape.K) == (3, 2, 5) and (one.a == a).all() and (one.b == b).all()
+    assert [(v.id, ms) for v, _, ms in one.variants] == [("cublas", 0.01)]
+    assert energy.load_problem(registry, problem, medians, only={"cublas_tf32"}).variants == ()

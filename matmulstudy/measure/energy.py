@@ -38,6 +38,7 @@ from ..gpu.timer import Timer
 from ..study.settings import Checking
 from ..study.shapes import Shape
 from ..study.variant import Variant
+from . import build, data
 from .bench import counted, gpu_launch
 from .devicecheck import DeviceReference
 from .verify import POISON_BITS
@@ -64,6 +65,19 @@ def timed_medians(paths) -> dict:
         for (vid, dtype, M, N, K), g in rows[rows["verified"].astype(bool)].groupby(["variant", "dtype", "M", "N", "K"]):
             medians[vid, dtype, f"{M}x{N}x{K}"] = g["time_ms"].median()
     return medians
+
+
+def load_problem(registry, problem: dict, medians: dict, only=None) -> Problem:
+    """A rule's problem (StudyRun.energy_problems: a shape's input files and its variants' binaries) in
+    memory: its inputs loaded, and each variant whose timed measurement verified (the others' jobs recorded
+    why), as its binary was built, with its timed median (`medians`: timed_medians). `only`: these variants."""
+    key = (problem["dtype"], problem["shape"])
+    variants = tuple((build.built_variant(registry[vid], binary) if binary else registry[vid], binary,
+                      medians[(vid, *key)])
+                     for vid, binary in problem["variants"]
+                     if (vid, *key) in medians and (only is None or vid in only))
+    return Problem(Shape.parse(problem["shape"]), problem["dtype"], problem["seed"],
+                   data.load(problem["a"]), data.load(problem["b"]), variants)
 
 
 def kept_busy(sustained, burst_ms: float, max_clock_mhz: float, clock_mhz: float) -> float:

@@ -13,10 +13,10 @@ clocks):
   TIE (1%) of it (`best_steps`): two steps that close swap places from one
   study to the next, and a repeat must find the same kernel to compare;
 - at the reference size and at the largest square size of the sweep;
-- `rounds` rounds; the step goes first in odd rounds, the reference in even
+- `rounds` rounds; the steps go first in odd rounds, the reference in even
   ones (steps-reference, reference-steps, ...), so a drift of the GPU's state
-  over the run weighs on both alike;
-- in a round, each of the two is timed as the study times it (burst:
+  over the run weighs on all alike;
+- in a round, each side is timed as the study times it (burst:
   cold L2, batches behind the blocker, throttled batches taken again after
   a pause: bench.measure, checked before and after), then, each after a
   cool-down of COOLDOWN_S (CUTLASS's profiler guidelines ask for one
@@ -38,6 +38,7 @@ import pandas as pd
 from .. import precisions
 from ..study.registry import Registry
 from ..study.settings import Checking, Timing
+from ..study.shapes import Shape
 from . import bench, energy
 from .devicecheck import DeviceReference
 
@@ -78,8 +79,8 @@ def _burst_row(rows: pd.DataFrame) -> dict:
         return out
     ok = bench.counted(rows)
     median_ms = float(ok["time_ms"].median())
-    M, N, K = int(first["M"]), int(first["N"]), int(first["K"])
-    return {**out, "time_ms": median_ms, "gflops": 2.0 * M * N * K / (median_ms * 1e-3) / 1e9,
+    flop = Shape(int(first["M"]), int(first["N"]), int(first["K"])).flop
+    return {**out, "time_ms": median_ms, "gflops": flop / (median_ms * 1e-3) / 1e9,
             "samples": len(ok), "sm_clock_mhz": float(ok["sm_clock_mhz"].median()),
             "min_sm_clock_mhz": float(ok["sm_clock_mhz"].min()),
             "throttled": int(ok["throttled"].eq(True).sum()), "retaken": len(rows) - len(ok)}
@@ -95,16 +96,16 @@ def _sustained_row(row: dict) -> dict:
     return out
 
 
-def measure(gpu, harness, problem: energy.Problem, pairs: dict, rounds: int, timing: Timing, window_s: float,
-            checking: Checking, log=None) -> pd.DataFrame:
+def measure(gpu, harness, problem: energy.Problem, contenders: dict, rounds: int, timing: Timing,
+            window_s: float, checking: Checking, log=None) -> pd.DataFrame:
     """Every precision's steps and reference on one problem in `rounds` alternating rounds, burst then
-    sustained. `pairs`: {precision: (step, ..., reference)} (best_steps); `problem.variants`: (Variant, binary,
-    timed median ms) of every variant named there."""
+    sustained. `contenders`: {precision: (step, ..., reference)} (best_steps); `problem.variants`: (Variant,
+    binary, timed median ms) of every variant named there."""
     variants = {v.id: (v, binary, ms) for v, binary, ms in problem.variants}
     M, N, K = shape = problem.shape
     rows = []
     with DeviceReference(gpu, harness, problem.a, problem.b) as reference:
-        for precision, sides in pairs.items():
+        for precision, sides in contenders.items():
             for round_no in range(1, rounds + 1):
                 first_second = order(sides, round_no)
                 time.sleep(COOLDOWN_S)

@@ -3,30 +3,24 @@
 import pandas as pd
 
 from matmulstudy.gpu.session import GpuSession
-from matmulstudy.measure import build, data, energy, headline
+from matmulstudy.measure import energy, headline
 from matmulstudy.study import rulescript
 from matmulstudy.study.registry import load_registry
-from matmulstudy.study.shapes import Shape
 
 
 def main(snakemake, log):
     registry, p = load_registry(), snakemake.params
     medians = energy.timed_medians(snakemake.input.timed)
-    pairs = headline.best_steps(medians, registry, p.reference_size)
-    print(f"best steps (and those within {headline.TIE:.0%}) and references at {p.reference_size}: {pairs}",
+    contenders = headline.best_steps(medians, registry, p.reference_size)
+    print(f"best steps (and those within {headline.TIE:.0%}) and references at {p.reference_size}: {contenders}",
           file=log, flush=True)
+    named = {vid for sides in contenders.values() for vid in sides}
     tables = []
     with GpuSession() as gpu:
         for problem in p.problems:
-            named = {vid for sides in pairs.values() for vid in sides}
-            variants = [(build.built_variant(registry[vid], binary) if binary else registry[vid], binary,
-                         medians[vid, problem["dtype"], problem["shape"]])
-                        for vid, binary in problem["variants"]
-                        if vid in named and (vid, problem["dtype"], problem["shape"]) in medians]
-            measured = {v.id for v, _, _ in variants}
-            here = {precision: sides for precision, sides in pairs.items() if set(sides) <= measured}
-            one = energy.Problem(Shape.parse(problem["shape"]), problem["dtype"], problem["seed"],
-                                 data.load(problem["a"]), data.load(problem["b"]), tuple(variants))
+            one = energy.load_problem(registry, problem, medians, only=named)
+            here = {precision: sides for precision, sides in contenders.items()
+                    if set(sides) <= {v.id for v, _, _ in one.variants}}
             tables.append(headline.measure(gpu, snakemake.input.harness, one, here, p.timing.headline_rounds,
                                            p.timing, p.timing.headline_window_s, p.checking, log))
     out = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=headline.FIRST)
