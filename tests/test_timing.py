@@ -24,6 +24,19 @@ def test_quiet_samples_stop_at_the_minimum_on_noise():
     assert CRIT.stop(quiet, 0.01) == "noise"
 
 
+def test_quiet_samples_of_a_short_kernel_go_on_until_their_times_add_up_to_the_minimum():
+    crit = Criterion(min_samples=10, max_samples=5000, max_noise=0.005, max_time_s=1.0, min_time_s=0.05)
+    quiet = [0.02] * 10                                  # ten launches of 20 us: 0.2 ms of samples
+    assert CRIT.stop(quiet, 0.01) == "noise"             # without a minimum time they would stop here
+    assert crit.stop(quiet, 0.01) is None
+    assert crit.stop([0.02] * 2499, 0.01) is None        # 49.98 ms
+    assert crit.stop([0.02] * 2500, 0.01) == "noise"     # 50 ms
+    assert crit.stop([5.0] * 10, 0.01) == "noise"        # a long kernel: the minimum count decides
+    assert crit.stop([0.02] * 5000, 0.01) == "noise" and CRIT.stop(quiet * 20, 0.01) == "noise"
+    assert Criterion(10, 200, 0.005, 1.0, 0.05).stop(quiet * 20, 0.01) == "samples"   # the cap still holds
+    assert crit.stop(quiet * 2, 1.0) == "time"           # and so does the time budget
+
+
 def test_noisy_samples_run_until_the_time_budget_or_the_cap():
     noisy = list(1.0 + 0.05 * np.random.default_rng(1).standard_normal(50))
     assert relative_noise(noisy) > CRIT.max_noise

@@ -4,8 +4,8 @@ Timed launches come in batches. A batch during which the GPU throttled is
 not counted but taken again (Retake, below). After each counted batch the
 relative noise of all samples so far is computed; timing stops as soon as
 
-- there are at least `min_samples` samples and the noise is at most
-  `max_noise` ("noise"), or
+- there are at least `min_samples` samples, their times add up to at
+  least `min_time_s`, and the noise is at most `max_noise` ("noise"), or
 - the timed batches have taken `max_time_s` seconds of wall time ("time"), or
 - there are `max_samples` samples ("samples"),
 
@@ -13,6 +13,14 @@ and the reason is recorded with the measurement. The noise is the
 interquartile range over the median, the same robust statistics the summary
 reports: one late sample does not keep the loop running, and a criterion met
 means the reported IQR is within max_noise of the median.
+
+The minimum time is nvbench's --min-time: without it, ten launches of a
+20 us kernel (0.2 ms of samples) that happen to fall within 0.5% of each
+other stop the timing, and the median of those ten is one of the modes of
+a spread of launch times, not its middle. On the H100, the tensor-core
+chapter's cuBLAS reference at 1024 takes 16.3-18.5 us a launch with a cold
+L2; the medians of the first ten samples of 16 measurements ranged over
+4.8%, those of all 200 over 1.2% (notes/power_cap.md).
 """
 
 from __future__ import annotations
@@ -40,16 +48,18 @@ class Criterion:
     max_samples: int
     max_noise: float
     max_time_s: float
+    min_time_s: float = 0.0   # the counted samples' times (ms) add up to this many seconds before "noise" stops
 
     @classmethod
     def from_timing(cls, timing) -> "Criterion":
         """From the study's Timing settings (study/settings.py)."""
-        return cls(timing.min_samples, timing.max_samples, timing.max_noise, timing.max_time_s)
+        return cls(timing.min_samples, timing.max_samples, timing.max_noise, timing.max_time_s, timing.min_time_s)
 
     def stop(self, times, elapsed_s: float) -> str | None:
         """Why to stop now ('noise', 'time', 'samples'), or None to go on."""
         n = len(times)
-        if n >= self.min_samples and relative_noise(times) <= self.max_noise:
+        if (n >= self.min_samples and sum(times) >= 1e3 * self.min_time_s
+                and relative_noise(times) <= self.max_noise):
             return "noise"
         if n >= self.max_samples:
             return "samples"
