@@ -37,6 +37,25 @@ def test_quiet_kernel_stops_on_noise_at_the_minimum(registry, gpu_builds):
     assert rows["noise"].iloc[0] <= 0.5 and rows["cache"].eq("cold").all()
 
 
+def test_a_short_kernel_is_sampled_until_its_times_add_up_to_the_minimum(registry, gpu_builds):
+    rows = run(registry, gpu_builds, Shape(256, 256, 256), max_noise=0.5, min_time_s=0.02)
+    assert rows["stop_reason"].eq("noise").all() and len(rows) > BASE.min_samples
+    assert 20.0 <= rows["time_ms"].sum() < 20.0 + 2 * rows["time_ms"].max() * 64
+
+
+def test_the_timed_launches_take_every_placement_in_turn_and_each_is_verified(registry, gpu_builds):
+    for check in ("gpu", "cpu"):
+        rows = run(registry, gpu_builds, Shape(300, 200, 100), check=check, placements=3, min_samples=7,
+                   max_samples=7)
+        assert rows["verified"].all() and rows["placements"].eq(3).all() and len(rows) == 7
+    tiled = registry["gpu_tiled"]
+    half = type(tiled)(**{**tiled.__dict__, "tile_expr": ("TILE*2", "TILE")})   # grid for half the rows
+    a, b = data.make_inputs(Shape(512, 256, 128), 1)
+    bad = bench.measure(half, Shape(512, 256, 128), 1, a, b, gpu_builds["gpu_tiled", "float32"],
+                        dataclasses.replace(BASE, placements=3), CHECK, harness=gpu_builds["harness"])
+    assert not bad["verified"].any() and bad["unwritten_elements"].iloc[0] == 256 * 256
+
+
 def test_impossible_noise_target_stops_on_the_time_budget(registry, gpu_builds):
     rows = run(registry, gpu_builds, Shape(256, 256, 256), max_noise=1e-12, max_time_s=0.3)
     assert rows["stop_reason"].eq("time").all() and len(rows) > BASE.min_samples

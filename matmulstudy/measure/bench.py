@@ -3,6 +3,7 @@
 Order of work, the same for every backend:
 1. the output is poisoned (a NaN of known bits), the variant runs once, and
    every element of the result is checked against the float64 reference
+   (on the GPU, once on each of `placements` copies of the operands)
    (verify.py's bound): on the GPU where the study has one (devicecheck.py),
    on the CPU in a CPU-only study, or, only where the config asks for it, by
    Freivalds' method;
@@ -10,8 +11,8 @@ Order of work, the same for every backend:
    events around each launch on the GPU, an L2 flush before each in cold
    mode: gpu/timer.py; perf_counter on the CPU), as many as criterion.py's
    stopping criterion asks, of a function already loaded, on buffers
-   already in place;
-3. the output of the last timed run is checked again.
+   already in place (on the GPU, each launch on the next copy in turn);
+3. the output of the last timed run (of each copy) is checked again.
 A failed check gives one row with verified = False and no time, which the
 report shows as a failure and never as a point.
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import itertools
 import time
 from dataclasses import dataclass
 
@@ -124,20 +126,31 @@ class Verifier:
                 "reference_s": getattr(self.reference, "seconds", None), "check_s": self.seconds}
 
 
+@dataclass(frozen=True)
+class Placement:
+    """One copy of a measurement's operands in the GPU's memory, and the launch that runs on it."""
+    launch: object
+    d_c: object
+
+
 def _measure_gpu(variant, shape, a, b, verifier, binary, harness, timing, session=None):
     M, N, K = shape
     with contextlib.ExitStack() as stack:
         gpu = session or stack.enter_context(GpuSession())
         timer = Timer.for_session(gpu, harness)
-        if verifier.on_device:   # the reference's own copies of A and B
-            d_a, d_b = verifier.reference.d_a, verifier.reference.d_b
-        else:
-            d_a, d_b = gpu.to_device(a), gpu.to_device(b)
-            stack.callback(gpu.release, d_a, d_b)
-        d_c = gpu.empty(M * N * 4)
-        stack.callback(gpu.release, d_c)
-        launch, extra = gpu_launch(gpu, stack, variant, binary, shape, d_a, d_b, d_c)
-        return _verify_then_time(gpu, timer, launch, d_c, shape, verifier, timing, extra, a.dtype)
+        placements = []
+        for copy in range(max(1, timing.placements)):
+            if copy == 0 and verifier.on_device:   # the reference's own copies of A and B
+                d_a, d_b = verifier.reference.d_a, verifier.reference.d_b
+            else:
+                d_a, d_b = gpu.to_device(a), gpu.to_device(b)
+                stack.callback(gpu.release, d_a, d_b)
+            d_c = gpu.empty(M * N * 4)
+            stack.callback(gpu.release, d_c)
+            launch, extra = gpu_launch(gpu, stack, variant, binary, shape, d_a, d_b, d_c)
+            placements.append(Placement(launch, d_c))
+        extra["placements"] = len(placements)
+        return _verify_then_time(gpu, timer, placements, shape, verifier, timing, extra, a.dtype)
 
 
 def gpu_launch(gpu, stack, variant, binary, shape, d_a, d_b, d_c):
@@ -154,14 +167,22 @@ def gpu_launch(gpu, stack, variant, binary, shape, d_a, d_b, d_c):
     return (lambda: blas.sgemm(M, N, K, d_a, d_b, d_c)), extra
 
 
-def _verify_then_time(gpu, timer, launch, d_c, shape, verifier, timing: Timing, extra, dtype=np.float32):
+def _verify_then_time(gpu, timer, placements: list, shape, verifier, timing: Timing, extra, dtype=np.float32):
+    """Each placement's result verified, then the launches timed in turn on the placements (the timed launch
+    is the next placement's), then each placement's last result verified again."""
     M, N, _ = shape
-    gpu.fill_u32(d_c, POISON_BITS, M * N)
-    launch()
-    gpu.synchronize()
-    first = verifier.in_device_memory(gpu, d_c, dtype)
-    if not first.ok:
-        return [], first, extra, None
+    first = []
+    for placement in placements:
+        gpu.fill_u32(placement.d_c, POISON_BITS, M * N)
+        placement.launch()
+        gpu.synchronize()
+        first.append(verifier.in_device_memory(gpu, placement.d_c, dtype))
+        if not first[-1].ok:
+            return [], first[-1], extra, None
+    turns = itertools.cycle(placements)
+
+    def launch():
+        next(turns).launch()
     max_clock = gpu.attribute("CLOCK_RATE") / 1000
     monitor = nvml.Monitor(gpu.device.pci_bus_id())
     retake = Retake(max_clock, timing.throttle_fraction, timing.throttle_recovery_s, timing.max_retakes)
@@ -170,13 +191,13 @@ def _verify_then_time(gpu, timer, launch, d_c, shape, verifier, timing: Timing, 
                            monitor=monitor, retake=retake if timing.max_retakes else None)
     finally:
         monitor.close()
-    last = verifier.in_device_memory(gpu, d_c, dtype)
+    last = [verifier.in_device_memory(gpu, placement.d_c, dtype) for placement in placements]
     per_sample = _clock_columns(timed.batch_readings + timed.retaken_readings, max_clock, timing.throttle_fraction)
     per_sample["retaken"] = [False] * len(timed.times_ms) + [True] * len(timed.retaken_ms)
     extra.update(blocked=timed.blocked, cache=timing.cache, stop_reason=timed.stop_reason,
                  noise=relative_noise(timed.times_ms), timing_s=timed.elapsed_s, retakes=timed.retakes,
                  recovery_s=timed.recovery_s, max_sm_clock_mhz=max_clock, nvml=monitor.unavailable or "ok")
-    return timed.times_ms + timed.retaken_ms, worst(first, last), extra, per_sample
+    return timed.times_ms + timed.retaken_ms, worst(*first, *last), extra, per_sample
 
 
 def _clock_columns(batch_readings: list, max_clock_mhz: float, fraction: float) -> dict:
