@@ -1,9 +1,9 @@
 """One measurement: a variant on one shape and seed, verified, then timed.
 
 Order of work, the same for every backend:
-1. the output is poisoned (a NaN of known bits), the variant runs once, and
-   every element of the result is checked against the float64 reference
-   (on the GPU, once on each of `placements` copies of the operands)
+1. the output is poisoned (a NaN of known bits), the variant runs once (on
+   the GPU, once on each of `placements` copies of the operands), and every
+   element of the result is checked against the float64 reference
    (verify.py's bound): on the GPU where the study has one (devicecheck.py),
    on the CPU in a CPU-only study, or, only where the config asks for it, by
    Freivalds' method;

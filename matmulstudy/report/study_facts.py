@@ -70,6 +70,9 @@ def facts(study: Study) -> dict:
         "first": r["timestamp"].min() if "timestamp" in r else None,
         "last": r["timestamp"].max() if "timestamp" in r else None,
         "cache": ", ".join(sorted(gpu_rows["cache"].dropna().unique())) if "cache" in gpu_rows else None,
+        "placements": int(gpu_rows["placements"].max()) if "placements" in gpu_rows and
+        gpu_rows["placements"].notna().any() else 1,
+        "min_time_s": study.config.get("min_time_s") or 0,
         "measurements": len(s), "samples": int(s["samples"].sum()),
         "min_samples": int(s.loc[s["verified"].astype(bool), "samples"].min()) if s["verified"].any() else 0,
         "max_samples": int(s["samples"].max()),
@@ -108,8 +111,11 @@ def provenance_rst(study: Study) -> str:
         "",
         f"**How**: each launch between its own CUDA events, {f['cache'] or 'n/a'} L2, queued behind a blocking "
         f"kernel; {f['min_samples']} to {f['max_samples']} samples per measurement, until the interquartile range "
-        f"was within the noise target or the time budget ran out (stops: {counts(f['stops'])}). Every result "
-        f"checked before and after timing ({counts(f['checks'])}). Limits: {limits(g)}.",
+        f"was within the noise target" + (f" and the samples' times added up to {f['min_time_s']:g} s"
+                                          if f["min_time_s"] else "") +
+        f" or the time budget ran out (stops: {counts(f['stops'])})"
+        + (f"; the launches took {f['placements']} copies of the operands in turn" if f["placements"] > 1 else "")
+        + f". Every result checked before and after timing ({counts(f['checks'])}). Limits: {limits(g)}.",
         "",
         f"**Failed verifications**: {f['failed']} of {f['measurements']} measurements. "
         f"**Throttled samples**: {f['throttled']}" + (f" ({'; '.join(f['throttled_in'])})." if f["throttled_in"]
