@@ -95,6 +95,12 @@ class GpuSession:
         self.copy_in(alloc, array)
         return alloc
 
+    def duplicate(self, alloc, nbytes: int):
+        """A new allocation holding a copy of `nbytes` of another, copied on the GPU."""
+        copy = self.empty(nbytes)
+        self.cuda.memcpy_dtod(copy, alloc, int(nbytes))
+        return copy
+
     def copy_in(self, alloc, array: np.ndarray) -> None:
         """Copy a host array into device memory already allocated."""
         self.cuda.memcpy_htod(alloc, np.ascontiguousarray(array))

@@ -138,31 +138,34 @@ def _measure_gpu(variant, shape, a, b, verifier, binary, harness, timing, sessio
     with contextlib.ExitStack() as stack:
         gpu = session or stack.enter_context(GpuSession())
         timer = Timer.for_session(gpu, harness)
+        if verifier.on_device:   # the reference's own copies of A and B
+            first = verifier.reference.d_a, verifier.reference.d_b
+        else:
+            first = gpu.to_device(a), gpu.to_device(b)
+            stack.callback(gpu.release, *first)
         placements = []
         for copy in range(max(1, timing.placements)):
-            if copy == 0 and verifier.on_device:   # the reference's own copies of A and B
-                d_a, d_b = verifier.reference.d_a, verifier.reference.d_b
-            else:
-                d_a, d_b = gpu.to_device(a), gpu.to_device(b)
+            d_a, d_b = first if copy == 0 else (gpu.duplicate(first[0], a.nbytes), gpu.duplicate(first[1], b.nbytes))
+            if copy:   # the others copied from the first, on the GPU
                 stack.callback(gpu.release, d_a, d_b)
             d_c = gpu.empty(M * N * 4)
             stack.callback(gpu.release, d_c)
-            launch, extra = gpu_launch(gpu, stack, variant, binary, shape, d_a, d_b, d_c)
+            launch, extra = gpu_launch(gpu, variant, binary, shape, d_a, d_b, d_c)
             placements.append(Placement(launch, d_c))
         extra["placements"] = len(placements)
         return _verify_then_time(gpu, timer, placements, shape, verifier, timing, extra, a.dtype)
 
 
-def gpu_launch(gpu, stack, variant, binary, shape, d_a, d_b, d_c):
+def gpu_launch(gpu, variant, binary, shape, d_a, d_b, d_c):
     """A call that runs a GPU variant once on these buffers (a cuda kernel as the study launches it, or cuBLAS
-    in the variant's precision, its handle closed with `stack`), and the facts of the launch for its rows."""
+    in the variant's precision, on the session's one handle for it), and the facts of the launch for its rows."""
     M, N, K = shape
     extra = {"device": gpu.device.name()}
     if variant.backend == "cuda":
         grid, block = variant.launch_grid(M, N, gpu.sm_count), variant.block
         extra.update(grid=f"{grid[0]}x{grid[1]}", block=f"{block[0]}x{block[1]}")
         return launcher(gpu, binary, variant, M, N, K, d_a, d_b, d_c), extra
-    blas = stack.enter_context(Cublas(variant.precision))
+    blas = gpu.kept(("cuBLAS", variant.precision), lambda: Cublas(variant.precision))
     extra["library"] = f"cuBLAS {blas.version}"
     return (lambda: blas.sgemm(M, N, K, d_a, d_b, d_c)), extra
 

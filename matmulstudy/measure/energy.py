@@ -115,7 +115,7 @@ def sustain_variant(gpu, harness, variant: Variant, binary, burst_ms: float, pro
     with contextlib.ExitStack() as stack:
         d_c = gpu.empty(M * N * 4)
         stack.callback(gpu.release, d_c)
-        launch, _ = gpu_launch(gpu, stack, variant, binary, shape, reference.d_a, reference.d_b, d_c)
+        launch, _ = gpu_launch(gpu, variant, binary, shape, reference.d_a, reference.d_b, d_c)
         gpu.fill_u32(d_c, POISON_BITS, M * N)
         monitor = nvml.Monitor(gpu.device.pci_bus_id())
         try:
