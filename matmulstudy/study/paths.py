@@ -40,6 +40,7 @@ HEADLINE = RESULTS + "/headline.csv"                   # the headline ratios in 
 NCU = RESULTS + "/ncu/{variant}_{shape}.json"
 SANITIZER = RESULTS + "/sanitizer/{variant}.csv"
 TUNING = RESULTS + "/tuning/{variant}.{ext}"          # csv: every candidate; json: the choice
+STUDY_LABEL_ENV = "MATMULSTUDY_GPU_LABEL"            # the GPU study a shared job runs for (common.smk)
 GPU_LOG = "logs/query_gpu/{label}.log"                # its first line says why a GPU was not usable
 
 # --- a study's folder: what collect_results and plot_report write, what everything reads --------------

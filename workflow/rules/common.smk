@@ -1,6 +1,7 @@
 # The run every rule file asks: the settings (validated, label and arch resolved), the registry, and the
 # inputs and targets of the rules (matmulstudy/study/workflow.py); the path templates are those of
 # matmulstudy/study/paths.py. Functions only: the rules are in one file per stage.
+import os
 import sys
 
 try:
@@ -19,6 +20,9 @@ except StudyError as err:
     sys.exit(f"error: {err}")
 REGISTRY, SETTINGS = RUN.registry, RUN.settings
 LABEL, ARCH = SETTINGS.label, SETTINGS.arch
+# The study a job belongs to, for the jobs that labels share (make_inputs): in the environment, not in their
+# params, which snakemake compares to rerun a job (a study of another label would make it run this one again).
+os.environ[paths.STUDY_LABEL_ENV] = LABEL if RUN.uses_gpu else ""
 KERNEL_HEADERS = sorted(str(p) for p in paths.KERNEL_HEADERS.glob("*.cuh"))   # a change rebuilds every kernel
 REPORT_LABELS = [LABEL]   # the studies the report rules draw (render.smk: every committed one)
 

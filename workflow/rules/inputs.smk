@@ -3,7 +3,9 @@
 # Where a GPU study's GPU has been found unusable (query_gpu, which runs
 # first, left its one-line error), its inputs are not generated. (Not a
 # dependency on gpu.json: on a cluster the inputs are made on CPU nodes
-# while the GPU jobs wait together, profiles/slurm.)
+# while the GPU jobs wait together, profiles/slurm. Nor params: the inputs
+# are every label's, and a study of another label must not make them, and
+# every measurement of them, run again; the label comes in the environment.)
 
 
 rule make_inputs:
@@ -12,9 +14,6 @@ rule make_inputs:
         b=paths.INPUT_B,
     log:
         "logs/make_inputs/{dtype}/{shape}_s{seed}.log",
-    params:
-        gpu_json=RUN.gpu_facts(LABEL),
-        gpu_log=paths.GPU_LOG.format(label=LABEL) if RUN.uses_gpu else None,
     script:
         "../scripts/make_inputs.py"
 

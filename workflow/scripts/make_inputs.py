@@ -5,13 +5,14 @@ from pathlib import Path
 from matmulstudy.errors import StudyError
 from matmulstudy.gpu import host
 from matmulstudy.measure import data
-from matmulstudy.study import rulescript
+from matmulstudy.study import paths, rulescript
 from matmulstudy.study.shapes import Shape
 
 
 def main(snakemake, log):
-    gpu_log = snakemake.params.gpu_log
-    why = gpu_log and not any(map(os.path.exists, snakemake.params.gpu_json)) and host.gpu_failure(gpu_log)
+    label = os.environ.get(paths.STUDY_LABEL_ENV, "")   # the GPU study this job runs for ("" for a CPU one)
+    gpu_log = paths.GPU_LOG.format(label=label)
+    why = label and not os.path.exists(paths.GPU_FACTS.format(label=label)) and host.gpu_failure(gpu_log)
     if why:
         raise StudyError(f"not generated: this GPU study's GPU is not usable ({gpu_log}: {why})")
     shape = Shape.parse(snakemake.wildcards.shape)
