@@ -56,6 +56,22 @@ def test_the_timed_launches_take_every_placement_in_turn_and_each_is_verified(re
     assert not bad["verified"].any() and bad["unwritten_elements"].iloc[0] == 256 * 256
 
 
+def test_a_measurement_taken_in_three_contexts_pools_their_samples_and_every_check(registry, gpu_builds):
+    from matmulstudy.gpu.session import GpuSession
+    shape = Shape(300, 200, 100)
+    a, b = data.make_inputs(shape, 3)
+    timing = dataclasses.replace(BASE, placements=2, min_samples=9, max_samples=9, contexts=3)
+    pooled = bench.Pooled(3)
+    for part in range(3):
+        with GpuSession() as gpu:   # a fresh context each time
+            rows = bench.measure(registry["gpu_tiled"], shape, 3, a, b, gpu_builds["gpu_tiled", "float32"], timing,
+                                 CHECK, harness=gpu_builds["harness"], session=gpu, reference=None, pooled=pooled)
+    assert rows["verified"].all() and pooled.part == 3
+    assert rows["context"].tolist() == [0, 0, 0, 1, 1, 1, 2, 2, 2]   # a third of the samples in each
+    assert rows["stop_reason"].isin(["noise", "samples"]).all() and len(pooled.checks) == 3 * 2 * 2
+    assert rows["noise"].iloc[0] == pytest.approx(bench.relative_noise(rows["time_ms"]))   # of the pool
+
+
 def test_impossible_noise_target_stops_on_the_time_budget(registry, gpu_builds):
     rows = run(registry, gpu_builds, Shape(256, 256, 256), max_noise=1e-12, max_time_s=0.3)
     assert rows["stop_reason"].eq("time").all() and len(rows) > BASE.min_samples

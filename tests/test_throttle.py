@@ -74,6 +74,15 @@ def test_a_reading_without_a_clock_never_throttles_and_a_retake_halves_the_batch
     assert not TimedSamples().add([1.0], [Reading(sm_clock_mhz=100.0)], retake=None)   # no policy: counted
 
 
+def test_each_sample_keeps_the_context_it_was_taken_in_counted_or_taken_again():
+    out = TimedSamples()
+    out.add([1.0] * 3, [Reading(sm_clock_mhz=1980.0)], H100)
+    out.context = 1
+    assert out.add([1.2] * 2, [Reading(sm_clock_mhz=1500.0)], H100)   # throttled: taken again, in context 1
+    out.add([1.1] * 2, [Reading(sm_clock_mhz=1980.0)], H100)
+    assert out.contexts == [0, 0, 0, 1, 1] and out.retaken_contexts == [1, 1] and out.retakes == 1
+
+
 def sustained_from(name: str, start_s: float, window_s: float) -> Sustained:
     """A sustained run cut from a trace as the timer cuts it: from one tick of the energy counter to the first
     tick at least `window_s` later (a tick's jitter allowed); the launches interpolated between the trace's

@@ -56,6 +56,26 @@ def test_batches_grow_within_the_budget_and_the_cap():
     assert CRIT.next_batch(10, 0.2, 0.99) == 1                 # but always one
 
 
+def test_a_measurement_in_three_contexts_takes_a_third_of_the_limits_in_each_and_the_whole_in_the_last():
+    crit = Criterion(min_samples=10, max_samples=200, max_noise=0.005, max_time_s=1.0, min_time_s=0.05)
+    shares = [crit.share(part, 3) for part in range(3)]
+    assert [(c.min_samples, c.max_samples) for c in shares] == [(4, 67), (7, 134), (10, 200)]
+    assert [c.max_time_s for c in shares] == pytest.approx([1 / 3, 2 / 3, 1.0])
+    assert [c.min_time_s for c in shares] == pytest.approx([0.05 / 3, 0.1 / 3, 0.05])
+    assert shares[2] == crit and all(c.max_noise == crit.max_noise for c in shares) and crit.share(0, 1) == crit
+    # a 29 us kernel at 1024 stops on its samples: 67 in each context, judged on all of them so far
+    short = [0.029] * 67
+    assert shares[0].stop(short, 0.1) == "samples" and shares[1].stop(short, 0.2) is None
+    assert shares[1].stop(short * 2, 0.2) == "samples" and shares[2].stop(short * 2, 0.3) is None
+    assert shares[2].stop(short * 3, 0.3) == "samples"
+    # a noisier pool than each context's: the last context goes on until the pool meets the noise target
+    pooled = [1.0] * 20 + [1.01] * 20
+    assert shares[0].stop(pooled[:20], 0.1) == "noise" and shares[2].stop(pooled, 0.3) is None
+    for part, parts in [(3, 3), (-1, 3), (0, 0)]:
+        with pytest.raises(ValueError):
+            crit.share(part, parts)
+
+
 def test_clock_readings_flag_throttled_samples():
     readings = [nvml.Reading(1980, 2619, 40, 300, 0x1), nvml.Reading(1755, 2619, 55, 690, 0x4 | 0x1)]
     worst = nvml.worst(readings)

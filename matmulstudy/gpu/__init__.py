@@ -1,6 +1,6 @@
 """The GPU: a session on it, launching and timing kernels, what it is, and the libraries PyCUDA does not bind.
 
-session   the primary context, memory, modules, and what lives as long as a session
+session   a fresh CUDA context, memory, modules, and what lives as long as a session
 launch    a variant launched as the study launches it (geometry, shared memory, clusters, tensor maps)
 timer     the timing protocol: L2 flush, the blocking kernel, event pairs in batches; a sustained run
 facts     the device's attributes, the precisions' peaks on it, the copy bandwidth

@@ -2,7 +2,7 @@
 
 PyCUDA has no cuBLAS binding; the C API needs six functions. (nvmath-python
 binds cuBLAS too, but brings its own CUDA runtime wheels and stream model
-for what is here a handful of calls on the primary context PyCUDA holds.)
+for what is here a handful of calls in the context the session made.)
 The math mode is set explicitly, the one the precision table gives the
 precision asked for: CUBLAS_DEFAULT_MATH, which in cuBLAS 11+ means full
 FP32 (the study's reference), or one that lets cuBLAS round the inputs and

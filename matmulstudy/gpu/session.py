@@ -1,10 +1,14 @@
-"""A GPU session: the device's primary context, its memory, and the modules loaded into it.
+"""A GPU session: a CUDA context of its own, its memory, and the modules loaded into it.
 
 Small verbs in the manner of Kernel Tuner's backends: open a session, put
-arrays on the device, load a function from a cubin, synchronise. The
-context is the device's primary context, pushed on entry and popped on exit
-(never pycuda.autoinit), so cuBLAS, which uses the runtime API and hence the
-primary context, shares it. What else lives as long as a session (the
+arrays on the device, load a function from a cubin, synchronise. Each
+session makes a fresh context, current on entry and destroyed on exit
+(never pycuda.autoinit); cuBLAS, which uses the runtime API, works in the
+context current on the thread, so it shares it. A fresh context each time,
+not the device's primary one (which the runtime keeps alive once it has
+used it): a context sets an offset all its launches share, and a
+measurement taken in several contexts one after another (config:
+`contexts`) is not the luck of one. What else lives as long as a session (the
 timer's buffers, the reference's cuBLAS handle, a kernel loaded through the
 driver) is made once with `kept` and closed with the session.
 
@@ -49,8 +53,7 @@ class GpuSession:
         self.ctx = None
 
     def __enter__(self):
-        self.ctx = self.device.retain_primary_context()
-        self.ctx.push()
+        self.ctx = self.device.make_context()   # made current
         return self
 
     def __exit__(self, *exc):
@@ -66,6 +69,7 @@ class GpuSession:
             self._kept.clear()
             self._modules.clear()
             self.ctx.pop()
+            self.ctx.detach()   # the last reference: the context is destroyed
             self.ctx = None
             from pycuda.tools import clear_context_caches
             clear_context_caches()

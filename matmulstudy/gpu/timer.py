@@ -74,6 +74,10 @@ class Blocker:
     def release(self) -> None:
         self._flags[0] = 1
 
+    def close(self) -> None:
+        """Free the flags' pinned memory while the context lives."""
+        self._flags.base.free()
+
     @property
     def held_throughout(self) -> bool:
         """Whether the last hold lasted until its release (it did not time out)."""
@@ -92,6 +96,9 @@ class TimedSamples:
     retaken_readings: list = field(default_factory=list)
     retakes: int = 0              # batches taken again
     recovery_s: float = 0.0       # spent waiting for the clock to come back
+    context: int = 0              # the CUDA context the next batches are taken in (a measurement may span several)
+    contexts: list = field(default_factory=list)                # each counted sample's context
+    retaken_contexts: list = field(default_factory=list)        # each sample taken again's
 
     def add(self, batch_ms: list, readings: list, retake=None) -> bool:
         """Keep a timed batch, with the observer's readings while it ran: counted, or, where `retake`
@@ -100,11 +107,13 @@ class TimedSamples:
         if retake is not None and retake.again(readings, self.retakes):
             self.retaken_ms += batch_ms
             self.retaken_readings += [readings] * len(batch_ms)
+            self.retaken_contexts += [self.context] * len(batch_ms)
             self.retakes += 1
             self.recovery_s += retake.recovery_s
             return True
         self.times_ms += batch_ms
         self.batch_readings += [readings] * len(batch_ms)
+        self.contexts += [self.context] * len(batch_ms)
         return False
 
 
@@ -131,12 +140,17 @@ class Timer:
         self.blocker = Blocker(gpu, harness_cubin)
         self.flush = L2Flush(gpu, harness_cubin)
 
+    def close(self) -> None:
+        """Called when the session ends (GpuSession.kept), before its context goes."""
+        self.blocker.close()
+
     @classmethod
     def for_session(cls, gpu, harness_cubin) -> "Timer":
         """The session's timer: its harness loaded and its buffers allocated once."""
         return gpu.kept("timer", lambda: cls(gpu, harness_cubin))
 
-    def time(self, launch, warmup: int, criterion, cold: bool = True, monitor=None, retake=None) -> TimedSamples:
+    def time(self, launch, warmup: int, criterion, cold: bool = True, monitor=None, retake=None,
+             out: TimedSamples | None = None) -> TimedSamples:
         """Time `launch` until `criterion` says stop.
 
         After `warmup` launches, timed launches are queued in batches behind
@@ -148,7 +162,9 @@ class Timer:
         before the next. While a batch runs, `monitor` is read;
         each sample keeps the readings of its batch. With `retake`
         (criterion.Retake) a batch the GPU throttled in is kept aside, and
-        after a pause taken again, shorter.
+        after a pause taken again, shorter. With `out`, the samples a measurement took in an earlier CUDA
+        context: the timing goes on from them (its elapsed time and batches taken again included), and the
+        criterion judges them all, once this context has a counted batch of its own.
         """
         cuda = self.gpu.cuda
         t0 = time.perf_counter()
@@ -157,13 +173,16 @@ class Timer:
                 self.flush.queue()
             launch()
         self.gpu.synchronize()
-        out = TimedSamples()
+        out = out if out is not None else TimedSamples()
+        before, earlier_s = len(out.times_ms), out.elapsed_s   # what earlier contexts took
         # wall time per launch, flushes included: sizes the batches (BURST_S) and their rests
         estimate = (time.perf_counter() - t0) / warmup if warmup else 0.0
         t0, rested, cap = time.perf_counter(), 0.0, None   # cap: the size of a batch taken again
         while True:
-            elapsed = time.perf_counter() - t0 - rested   # the rests after batches do not count against max_time_s
-            reason = criterion.stop(out.times_ms, elapsed)
+            # the rests after batches do not count against max_time_s
+            own = time.perf_counter() - t0 - rested
+            elapsed = earlier_s + own
+            reason = criterion.stop(out.times_ms, elapsed) if len(out.times_ms) > before else None
             if reason:
                 out.stop_reason, out.elapsed_s = reason, elapsed
                 return out
@@ -189,7 +208,7 @@ class Timer:
                     readings.append(monitor.read())
             ends[-1].synchronize()
             out.blocked &= self.blocker.held_throughout
-            ran = time.perf_counter() - t0 - rested - elapsed
+            ran = time.perf_counter() - t0 - rested - own
             estimate = ran / count
             if out.add([start.time_till(end) for start, end in zip(starts, ends)], readings, retake):
                 cap = retake.next_batch(count)

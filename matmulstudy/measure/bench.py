@@ -15,6 +15,9 @@ Order of work, the same for every backend:
 3. the output of the last timed run (of each copy) is checked again.
 A failed check gives one row with verified = False and no time, which the
 report shows as a failure and never as a point.
+
+On the GPU a measurement may span several CUDA contexts (`Pooled`): steps
+1-3 are done again in each, the samples pooled, every check kept.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import contextlib
 import ctypes
 import itertools
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -33,7 +36,7 @@ from ..gpu import host, nvml
 from ..gpu.cublas import Cublas
 from ..gpu.launch import launcher
 from ..gpu.session import GpuSession
-from ..gpu.timer import Timer
+from ..gpu.timer import TimedSamples, Timer
 from ..study.settings import Checking, Timing
 from ..study.shapes import Shape
 from ..study.variant import Variant
@@ -133,27 +136,44 @@ class Placement:
     d_c: object
 
 
-def _measure_gpu(variant, shape, a, b, verifier, binary, harness, timing, session=None):
+@dataclass
+class Pooled:
+    """One GPU measurement taken in `parts` CUDA contexts, one after another (measure_variant.py measures a
+    job's shapes in one context, then again in a fresh one): the samples so far and every check so far,
+    carried from one context to the next. `part`: the context the next samples are taken in."""
+    parts: int = 1
+    part: int = 0
+    timed: TimedSamples = field(default_factory=TimedSamples)
+    checks: list = field(default_factory=list)
+
+    @property
+    def last(self) -> bool:
+        """Whether the next context is the measurement's last."""
+        return self.part == self.parts - 1
+
+
+def _measure_gpu(variant, shape, a, b, verifier, binary, harness, timing, session=None, pooled=None):
     M, N, K = shape
     with contextlib.ExitStack() as stack:
         gpu = session or stack.enter_context(GpuSession())
         timer = Timer.for_session(gpu, harness)
         if verifier.on_device:   # the reference's own copies of A and B
-            first = verifier.reference.d_a, verifier.reference.d_b
+            origin = verifier.reference.d_a, verifier.reference.d_b
         else:
-            first = gpu.to_device(a), gpu.to_device(b)
-            stack.callback(gpu.release, *first)
+            origin = gpu.to_device(a), gpu.to_device(b)
+            stack.callback(gpu.release, *origin)
         placements = []
         for copy in range(max(1, timing.placements)):
-            d_a, d_b = first if copy == 0 else (gpu.duplicate(first[0], a.nbytes), gpu.duplicate(first[1], b.nbytes))
+            d_a, d_b = origin
             if copy:   # the others copied from the first, on the GPU
+                d_a, d_b = gpu.duplicate(origin[0], a.nbytes), gpu.duplicate(origin[1], b.nbytes)
                 stack.callback(gpu.release, d_a, d_b)
             d_c = gpu.empty(M * N * 4)
             stack.callback(gpu.release, d_c)
             launch, extra = gpu_launch(gpu, variant, binary, shape, d_a, d_b, d_c)
             placements.append(Placement(launch, d_c))
         extra["placements"] = len(placements)
-        return _verify_then_time(gpu, timer, placements, shape, verifier, timing, extra, a.dtype)
+        return _verify_then_time(gpu, timer, placements, shape, verifier, timing, extra, a.dtype, pooled)
 
 
 def gpu_launch(gpu, variant, binary, shape, d_a, d_b, d_c):
@@ -170,18 +190,21 @@ def gpu_launch(gpu, variant, binary, shape, d_a, d_b, d_c):
     return (lambda: blas.sgemm(M, N, K, d_a, d_b, d_c)), extra
 
 
-def _verify_then_time(gpu, timer, placements: list, shape, verifier, timing: Timing, extra, dtype=np.float32):
+def _verify_then_time(gpu, timer, placements: list, shape, verifier, timing: Timing, extra, dtype=np.float32,
+                      pooled: Pooled | None = None):
     """Each placement's result verified, then the launches timed in turn on the placements (the timed launch
-    is the next placement's), then each placement's last result verified again."""
+    is the next placement's), then each placement's last result verified again. With `pooled`, the
+    measurement's context `pooled.part` of `pooled.parts`: its samples join those of the earlier contexts,
+    and the result is the worst check of them all."""
     M, N, _ = shape
-    first = []
+    pooled = pooled or Pooled()
     for placement in placements:
         gpu.fill_u32(placement.d_c, POISON_BITS, M * N)
         placement.launch()
         gpu.synchronize()
-        first.append(verifier.in_device_memory(gpu, placement.d_c, dtype))
-        if not first[-1].ok:
-            return [], first[-1], extra, None
+        pooled.checks.append(verifier.in_device_memory(gpu, placement.d_c, dtype))
+        if not pooled.checks[-1].ok:
+            return [], pooled.checks[-1], extra, None
     turns = itertools.cycle(placements)
 
     def launch():
@@ -189,18 +212,23 @@ def _verify_then_time(gpu, timer, placements: list, shape, verifier, timing: Tim
     max_clock = gpu.attribute("CLOCK_RATE") / 1000
     monitor = nvml.Monitor(gpu.device.pci_bus_id())
     retake = Retake(max_clock, timing.throttle_fraction, timing.throttle_recovery_s, timing.max_retakes)
+    pooled.timed.context = pooled.part
     try:
-        timed = timer.time(launch, timing.warmup, Criterion.from_timing(timing), cold=timing.cache == "cold",
-                           monitor=monitor, retake=retake if timing.max_retakes else None)
+        timed = timer.time(launch, timing.warmup, Criterion.from_timing(timing).share(pooled.part, pooled.parts),
+                           cold=timing.cache == "cold", monitor=monitor,
+                           retake=retake if timing.max_retakes else None, out=pooled.timed)
     finally:
         monitor.close()
-    last = [verifier.in_device_memory(gpu, placement.d_c, dtype) for placement in placements]
+    pooled.checks += [verifier.in_device_memory(gpu, placement.d_c, dtype) for placement in placements]
+    pooled.part += 1
     per_sample = _clock_columns(timed.batch_readings + timed.retaken_readings, max_clock, timing.throttle_fraction)
     per_sample["retaken"] = [False] * len(timed.times_ms) + [True] * len(timed.retaken_ms)
+    per_sample["context"] = timed.contexts + timed.retaken_contexts
     extra.update(blocked=timed.blocked, cache=timing.cache, stop_reason=timed.stop_reason,
                  noise=relative_noise(timed.times_ms), timing_s=timed.elapsed_s, retakes=timed.retakes,
-                 recovery_s=timed.recovery_s, max_sm_clock_mhz=max_clock, nvml=monitor.unavailable or "ok")
-    return timed.times_ms + timed.retaken_ms, worst(*first, *last), extra, per_sample
+                 recovery_s=timed.recovery_s, max_sm_clock_mhz=max_clock, nvml=monitor.unavailable or "ok",
+                 contexts=pooled.parts)
+    return timed.times_ms + timed.retaken_ms, worst(*pooled.checks), extra, per_sample
 
 
 def _clock_columns(batch_readings: list, max_clock_mhz: float, fraction: float) -> dict:
@@ -246,7 +274,7 @@ def _measure_cpu(variant, shape, a, b, verifier, binary, timing: Timing):
 
 
 def measure(variant: Variant, shape: Shape, seed: int, a: np.ndarray, b: np.ndarray, binary, timing: Timing,
-            checking: Checking, harness=None, session=None, reference=None) -> pd.DataFrame:
+            checking: Checking, harness=None, session=None, reference=None, pooled=None) -> pd.DataFrame:
     """Verify and time one variant; one row per timed sample.
 
     binary: the variant's cubin or shared library, built for a's dtype;
@@ -255,7 +283,10 @@ def measure(variant: Variant, shape: Shape, seed: int, a: np.ndarray, b: np.ndar
     session: a GpuSession to measure in (one is opened if None);
     reference: what the result is checked against (see Verifier): a
     DeviceReference made in `session`, a HostReference, or None for
-    Freivalds' method.
+    Freivalds' method;
+    pooled: for a GPU variant, the measurement's `Pooled` state, where it
+    spans several CUDA contexts (this call is its next one): the rows are
+    those of its contexts so far.
     """
     dtype = str(a.dtype)
     if dtype not in variant.dtypes:
@@ -263,7 +294,7 @@ def measure(variant: Variant, shape: Shape, seed: int, a: np.ndarray, b: np.ndar
     verifier = Verifier(reference, a, b, seed, checking, variant.precision)
     if variant.is_gpu:
         times, result, extra, per_sample = _measure_gpu(variant, shape, a, b, verifier, binary, harness, timing,
-                                                        session)
+                                                        session, pooled)
     else:
         per_sample = None
         with host.blas_threads():

@@ -21,6 +21,14 @@ a spread of launch times, not its middle. On the H100, the tensor-core
 chapter's cuBLAS reference at 1024 takes 16.3-18.5 us a launch with a cold
 L2; the medians of the first ten samples of 16 measurements ranged over
 4.8%, those of all 200 over 1.2% (notes/power_cap.md).
+
+A measurement may be taken in several CUDA contexts, one after another
+(the config's `contexts`): a context sets an offset that all its launches
+share, so one context's samples are not the kernel's time. In each context
+the timing goes on until `Criterion.share` says stop, judged on the
+samples of every context so far; the last context's criterion is the
+whole one, so a measurement that stopped on "noise" has its pooled noise
+within max_noise.
 """
 
 from __future__ import annotations
@@ -54,6 +62,17 @@ class Criterion:
     def from_timing(cls, timing) -> "Criterion":
         """From the study's Timing settings (study/settings.py)."""
         return cls(timing.min_samples, timing.max_samples, timing.max_noise, timing.max_time_s, timing.min_time_s)
+
+    def share(self, part: int, parts: int) -> "Criterion":
+        """The criterion for a measurement taken in `parts` CUDA contexts one after another, while it is in
+        the context `part` (0, 1, ...), judged on the samples of all its contexts so far: the limits on
+        samples and time are the first part+1 of `parts` shares of this one's, the noise limit the same. The
+        last context's is this criterion: the measurement as a whole meets it."""
+        if parts < 1 or not 0 <= part < parts:
+            raise ValueError(f"context {part} of {parts}")
+        f = (part + 1) / parts
+        return Criterion(math.ceil(self.min_samples * f), math.ceil(self.max_samples * f), self.max_noise,
+                         self.max_time_s * f, self.min_time_s * f)
 
     def stop(self, times, elapsed_s: float) -> str | None:
         """Why to stop now ('noise', 'time', 'samples'), or None to go on."""

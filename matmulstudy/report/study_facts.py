@@ -72,6 +72,8 @@ def facts(study: Study) -> dict:
         "cache": ", ".join(sorted(gpu_rows["cache"].dropna().unique())) if "cache" in gpu_rows else None,
         "placements": int(gpu_rows["placements"].max()) if "placements" in gpu_rows and
         gpu_rows["placements"].notna().any() else 1,
+        "contexts": int(gpu_rows["context"].max()) + 1 if "context" in gpu_rows and
+        gpu_rows["context"].notna().any() else 1,
         "min_time_s": study.config.get("min_time_s") or 0,
         "measurements": len(s), "samples": int(s["samples"].sum()),
         "min_samples": int(s.loc[s["verified"].astype(bool), "samples"].min()) if s["verified"].any() else 0,
@@ -115,6 +117,8 @@ def provenance_rst(study: Study) -> str:
                                           if f["min_time_s"] else "") +
         f" or the time budget ran out (stops: {counts(f['stops'])})"
         + (f"; the launches took {f['placements']} copies of the operands in turn" if f["placements"] > 1 else "")
+        + (f"; each measurement's samples were taken in {f['contexts']} CUDA contexts, one after another"
+           if f["contexts"] > 1 else "")
         + f". Every result checked before and after timing ({counts(f['checks'])}). Limits: {limits(g)}.",
         "",
         f"**Failed verifications**: {f['failed']} of {f['measurements']} measurements. "

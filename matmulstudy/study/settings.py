@@ -75,6 +75,7 @@ class Timing:
     max_retakes: int = 0
     min_time_s: float = 0.0          # seconds of samples before the noise may stop the timing (nvbench's --min-time)
     placements: int = 1              # copies of the operands the timed launches take in turn (measure/bench.py)
+    contexts: int = 1                # CUDA contexts, one after another, a measurement's samples are taken in
     energy_window_s: float = 0.0
     headline_rounds: int = 0         # the headline ratios in rounds (measure/headline.py)
     headline_window_s: float = 0.5

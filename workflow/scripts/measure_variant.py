@@ -46,46 +46,63 @@ def main(snakemake, log):
         return
     if inp.get("binary"):   # with the defines it was built with (tuned, where the study tunes it)
         variant = build.built_variant(variant, inp.binary)
-    frames = []
+    measured = {}   # (M, N, K) -> the shape's rows
+    shapes = [Shape.parse(p["shape"]) for p in problems]
     try:
-        measure_all(snakemake, variant, seed, problems, frames)
+        measure_all(snakemake, variant, seed, problems, measured)
     except Exception as err:   # the run failed (a StudyError, or the kernel's own: a CUDA launch error, say):
         # the shapes measured are kept, the others say why; the traceback stays in the log
         if not isinstance(err, StudyError):
             traceback.print_exc()
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        done = {(int(f["M"].iloc[0]), int(f["N"].iloc[0]), int(f["K"].iloc[0])) for f in frames}
         why = (f"run failed: {first if isinstance(err, StudyError) else type(err).__name__ + ': ' + first} "
                f"(log: {snakemake.log[0]})")
-        frames += [bench.failure_rows(variant, shape, seed, dtype, why) for shape in
-                   (Shape.parse(p["shape"]) for p in problems) if tuple(shape) not in done]
+        measured.update({tuple(shape): bench.failure_rows(variant, shape, seed, dtype, why) for shape in shapes
+                         if tuple(shape) not in measured})
         rulescript.warn(f"{variant.id} {dtype}: {why}")
+    frames = [measured[tuple(shape)] for shape in shapes]
     pd.concat(frames, ignore_index=True).assign(**facts(snakemake)).to_csv(snakemake.output[0], index=False)
 
 
-def measure_all(snakemake, variant, seed, problems, frames):
-    """Verify and time the variant on every shape of the job, appending each shape's rows to `frames`."""
-    inp = snakemake.input
-    with contextlib.ExitStack() as stack:
-        session = None
-        if variant.is_gpu or any(p["check"] == "gpu" for p in problems):
-            from matmulstudy.gpu.session import GpuSession
-            session = stack.enter_context(GpuSession())
-        for problem in problems:
-            shape = Shape.parse(problem["shape"])
-            a, b = data.load(problem["a"]), data.load(problem["b"])
-            with contextlib.ExitStack() as per_shape:
-                reference = None
-                if problem["check"] == "gpu":
-                    from matmulstudy.measure.devicecheck import DeviceReference
-                    reference = per_shape.enter_context(DeviceReference(session, inp.harness, a, b))
-                elif problem["check"] == "cpu":
-                    reference = bench.HostReference(data.load(problem["ref"]), data.load(problem["scale"]))
-                rows = bench.measure(variant, shape, seed, a, b, inp.get("binary"), snakemake.params.timing,
-                                     snakemake.params.checking, harness=inp.get("harness"), session=session,
-                                     reference=reference)
-            frames.append(rows)
-            print(f"{variant.id} {shape.tag}: " + bench.describe(rows), flush=True)
+def measure_all(snakemake, variant, seed, problems, measured):
+    """Verify and time the variant on every shape of the job, into `measured` ((M, N, K) -> its rows).
+
+    A GPU variant is measured in `contexts` CUDA contexts one after another (bench.Pooled): every shape in
+    one, then every shape again in a fresh one, each shape's samples pooled. `measured` holds each shape's
+    rows of its contexts so far; a shape whose measurement raises leaves it (main says why), and one that
+    failed its check is not measured again.
+    """
+    inp, timing = snakemake.input, snakemake.params.timing
+    parts = timing.contexts if variant.is_gpu else 1
+    pooled = {}   # (M, N, K) -> bench.Pooled
+    for part in range(parts):
+        with contextlib.ExitStack() as stack:
+            session = None
+            if variant.is_gpu or any(p["check"] == "gpu" for p in problems):
+                from matmulstudy.gpu.session import GpuSession
+                session = stack.enter_context(GpuSession())   # a fresh CUDA context
+            for problem in problems:
+                shape = Shape.parse(problem["shape"])
+                key = tuple(shape)
+                if key in measured and not measured[key]["verified"].iloc[0]:
+                    continue   # it failed its check: nothing more to time
+                measured.pop(key, None)
+                a, b = data.load(problem["a"]), data.load(problem["b"])
+                with contextlib.ExitStack() as per_shape:
+                    reference = None
+                    if problem["check"] == "gpu":
+                        from matmulstudy.measure.devicecheck import DeviceReference
+                        reference = per_shape.enter_context(DeviceReference(session, inp.harness, a, b))
+                    elif problem["check"] == "cpu":
+                        reference = bench.HostReference(data.load(problem["ref"]), data.load(problem["scale"]))
+                    rows = bench.measure(variant, shape, seed, a, b, inp.get("binary"), timing,
+                                         snakemake.params.checking, harness=inp.get("harness"), session=session,
+                                         reference=reference,
+                                         pooled=pooled.setdefault(key, bench.Pooled(parts)) if variant.is_gpu
+                                         else None)
+                measured[key] = rows
+                if part == parts - 1 or not rows["verified"].iloc[0]:
+                    print(f"{variant.id} {shape.tag}: " + bench.describe(rows), flush=True)
 
 
 rulescript.run(snakemake, main)
