@@ -70,6 +70,13 @@ def test_a_measurement_taken_in_three_contexts_pools_their_samples_and_every_che
     assert rows["context"].tolist() == [0, 0, 0, 1, 1, 1, 2, 2, 2]   # a third of the samples in each
     assert rows["stop_reason"].isin(["noise", "samples"]).all() and len(pooled.checks) == 3 * 2 * 2
     assert rows["noise"].iloc[0] == pytest.approx(bench.relative_noise(rows["time_ms"]))   # of the pool
+    # a launch this long (every launch is, past 1 ns) is taken in its first context only, to the whole criterion
+    pooled = bench.Pooled(3)
+    with GpuSession() as gpu:
+        rows = bench.measure(registry["gpu_tiled"], shape, 3, a, b, gpu_builds["gpu_tiled", "float32"],
+                             dataclasses.replace(timing, contexts_below_ms=1e-6), CHECK,
+                             harness=gpu_builds["harness"], session=gpu, reference=None, pooled=pooled)
+    assert pooled.done and pooled.parts == 1 and rows["context"].tolist() == [0] * 9 and rows["verified"].all()
 
 
 def test_impossible_noise_target_stops_on_the_time_budget(registry, gpu_builds):

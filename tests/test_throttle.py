@@ -16,7 +16,7 @@ import pytest
 from conftest import ROOT
 from matmulstudy.gpu.nvml import Reading
 from matmulstudy.gpu.timer import TICK_JITTER_S, Sustained, TimedSamples
-from matmulstudy.measure.bench import counted
+from matmulstudy.measure.bench import Pooled, counted
 from matmulstudy.measure.energy import energy_columns
 from matmulstudy.measure.criterion import Retake
 from matmulstudy.report import results
@@ -182,3 +182,15 @@ def test_the_page_says_how_batches_were_taken_again_and_how_energy_was_measured(
     old = Study(tmp_path, rows, results.summary(rows.drop(columns=["retaken", "retakes"]), registry),
                 pd.DataFrame(), {}, registry, {}, 64)
     assert _regime_rows(old) == []   # a study measured before either: the page as it was
+
+
+def test_a_measurement_whose_launch_is_long_takes_one_context_and_a_short_one_all():
+    long, short = Pooled(3), Pooled(3)
+    long.settle(0.2, 0.005)          # a 200 ms launch (a naive step at 8192)
+    short.settle(0.00003, 0.005)     # 30 us
+    assert (long.parts, short.parts) == (1, 3) and not long.done
+    long.part = 1
+    assert long.done
+    short.part = 1
+    short.settle(0.2, 0.005)         # decided before the first context only
+    assert short.parts == 3 and not short.done

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -76,6 +77,7 @@ class Timing:
     min_time_s: float = 0.0          # seconds of samples before the noise may stop the timing (nvbench's --min-time)
     placements: int = 1              # copies of the operands the timed launches take in turn (measure/bench.py)
     contexts: int = 1                # CUDA contexts, one after another, a measurement's samples are taken in
+    contexts_below_ms: float = math.inf   # ... where its launch takes less than this; one context otherwise
     energy_window_s: float = 0.0
     headline_rounds: int = 0         # the headline ratios in rounds (measure/headline.py)
     headline_window_s: float = 0.5

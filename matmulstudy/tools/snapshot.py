@@ -68,7 +68,8 @@ def migrate(folder: Path, label: str | None = None, results: Path | None = None)
     for key in known:   # keys the study predates: what it did then
         config.setdefault(key, {"sanitizer": False, "sanitizer_shapes": [[1, 1, 1]], "tune": False,
                                 "tune_size": 4096, "tune_budget_s": 300, "min_time_s": 0, "placements": 1,
-                                "contexts": 1, "throttle_recovery_s": 0, "max_retakes": 0, "energy_window_s": 0, "headline_rounds": 0,
+                                "contexts": 1, "contexts_below_ms": 5,
+                                "throttle_recovery_s": 0, "max_retakes": 0, "energy_window_s": 0, "headline_rounds": 0,
                                 "headline_window_s": 0.5}.get(key))
     settings = validate(config, registry)
     write(folder, registry, settings, note=f"written by `python -m matmulstudy.tools.snapshot` from commit {commit}")

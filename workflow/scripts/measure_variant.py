@@ -68,7 +68,8 @@ def measure_all(snakemake, variant, seed, problems, measured):
     """Verify and time the variant on every shape of the job, into `measured` ((M, N, K) -> its rows).
 
     A GPU variant is measured in `contexts` CUDA contexts one after another (bench.Pooled): every shape in
-    one, then every shape again in a fresh one, each shape's samples pooled. `measured` holds each shape's
+    one, then every shape again in a fresh one, each shape's samples pooled; a shape whose launch takes
+    `contexts_below_ms` or more is taken in the first only (bench.Pooled.settle). `measured` holds each shape's
     rows of its contexts so far; a shape whose measurement raises leaves it (main says why), and one that
     failed its check is not measured again.
     """
@@ -85,8 +86,8 @@ def measure_all(snakemake, variant, seed, problems, measured):
             for problem in problems:
                 shape = Shape.parse(problem["shape"])
                 key = tuple(shape)
-                if key in measured and not measured[key]["verified"].iloc[0]:
-                    continue   # it failed its check: nothing more to time
+                if key in measured and (not measured[key]["verified"].iloc[0] or pooled[key].done):
+                    continue   # it failed its check, or a long launch took one context: nothing more to time
                 measured.pop(key, None)
                 if key not in arrays:
                     arrays[key] = data.load(problem["a"]), data.load(problem["b"])
@@ -104,7 +105,7 @@ def measure_all(snakemake, variant, seed, problems, measured):
                                          pooled=pooled.setdefault(key, bench.Pooled(parts)) if variant.is_gpu
                                          else None)
                 measured[key] = rows
-                if part == parts - 1 or not rows["verified"].iloc[0]:
+                if not variant.is_gpu or pooled[key].done or not rows["verified"].iloc[0]:
                     print(f"{variant.id} {shape.tag}: " + bench.describe(rows), flush=True)
 
 
