@@ -52,6 +52,8 @@ def test_settings_are_frozen_and_hash_equal_however_given(default_config, regist
     ("max_samples", 5, "max_samples = 5 is not allowed; expected at least min_samples (10)"),
     ("min_time_s", -0.1, "min_time_s = -0.1 is not allowed; expected seconds >= 0"),
     ("placements", 0, "placements = 0 is not allowed; expected an integer >= 1"),
+    ("contexts", 0, "contexts = 0 is not allowed; expected an integer >= 1"),
+    ("contexts_below_ms", 0, "contexts_below_ms = 0 is not allowed; expected a number > 0"),
     ("throttle_fraction", 1.5, "throttle_fraction = 1.5 is not allowed; expected a number in (0, 1]"),
     ("freivalds_vectors", 0, "freivalds_vectors = 0 is not allowed; expected an integer >= 1"),
 ])

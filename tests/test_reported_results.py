@@ -222,6 +222,7 @@ PAIRS = {   # notes/<folder>: (GPU measurements from 1024, within 1%, most point
     "h100_pair_06ec8af": (150, 145, 0.2, 1.5, 0),
     "h100_pair_6575fe6": (150, 145, 0.25, 0.7, 0),
     "h200_pair_6575fe6": (150, 149, 0.1, 0.45, 7),
+    "h100_pair_c2e4646": (150, 147, 0.17, 1.15, 6),   # each measurement in three CUDA contexts
 }
 
 

@@ -5,6 +5,7 @@ facts, in a few lines of reStructuredText, end every figure's caption in Snakema
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 
@@ -75,6 +76,7 @@ def facts(study: Study) -> dict:
         "contexts": int(gpu_rows["context"].max()) + 1 if "context" in gpu_rows and
         gpu_rows["context"].notna().any() else 1,
         "min_time_s": study.config.get("min_time_s") or 0,
+        "contexts_below_ms": study.config.get("contexts_below_ms") or math.inf,
         "measurements": len(s), "samples": int(s["samples"].sum()),
         "min_samples": int(s.loc[s["verified"].astype(bool), "samples"].min()) if s["verified"].any() else 0,
         "max_samples": int(s["samples"].max()),
@@ -117,8 +119,8 @@ def provenance_rst(study: Study) -> str:
                                           if f["min_time_s"] else "") +
         f" or the time budget ran out (stops: {counts(f['stops'])})"
         + (f"; the launches took {f['placements']} copies of the operands in turn" if f["placements"] > 1 else "")
-        + (f"; each measurement's samples were taken in {f['contexts']} CUDA contexts, one after another"
-           if f["contexts"] > 1 else "")
+        + (f"; the samples of each measurement whose launch took less than {f['contexts_below_ms']:g} ms were "
+           f"taken in {f['contexts']} CUDA contexts, one after another" if f["contexts"] > 1 else "")
         + f". Every result checked before and after timing ({counts(f['checks'])}). Limits: {limits(g)}.",
         "",
         f"**Failed verifications**: {f['failed']} of {f['measurements']} measurements. "
