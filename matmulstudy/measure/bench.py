@@ -235,8 +235,7 @@ def _verify_then_time(gpu, timer, placements: list, shape, verifier, timing: Tim
     per_sample["context"] = timed.contexts + timed.retaken_contexts
     extra.update(blocked=timed.blocked, cache=timing.cache, stop_reason=timed.stop_reason,
                  noise=relative_noise(timed.times_ms), timing_s=timed.elapsed_s, retakes=timed.retakes,
-                 recovery_s=timed.recovery_s, max_sm_clock_mhz=max_clock, nvml=monitor.unavailable or "ok",
-                 contexts=pooled.parts)
+                 recovery_s=timed.recovery_s, max_sm_clock_mhz=max_clock, nvml=monitor.unavailable or "ok")
     return timed.times_ms + timed.retaken_ms, worst(*pooled.checks), extra, per_sample
 
 
