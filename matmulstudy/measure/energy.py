@@ -11,8 +11,11 @@ for every GPU variant on every shape, and the energy it draws:
   one running (gpu/timer.py's Timer.sustain), until NVML's total-energy
   counter has ticked twice at least `energy_window_s` apart (it ticks every
   100 ms on the H100: a window between two ticks holds whole ticks only);
-- the sustained rate (GFLOP/s), joules per launch, the whole GPU's mean
-  power, GFLOP per joule, and the SM clock NVML read meanwhile;
+- the sustained rate (GFLOP/s), timed by the CUDA events that close the
+  chunks seen finished inside the window (whole launches, GPU time: the host
+  sees a chunk finish only when it polls), joules per launch, the whole
+  GPU's mean power over the window, GFLOP per joule, and the SM clock NVML
+  read meanwhile;
 - the output of the last launch checked element by element against the
   float64 reference, as every timed result is: a wrong result has no row.
 
@@ -94,16 +97,17 @@ def energy_columns(sustained, flop: int, burst_ms: float, max_clock_mhz: float) 
     clocks = [r.sm_clock_mhz for r in sustained.readings if not np.isnan(r.sm_clock_mhz)]
     clock = float(np.median(clocks)) if clocks else np.nan
     busy = kept_busy(sustained, burst_ms, max_clock_mhz, clock if clocks else max_clock_mhz)
-    out = {"sustained_gflops": sustained.launches * flop / sustained.seconds / 1e9, "sustained_s": sustained.seconds,
+    out = {"sustained_gflops": flop / sustained.launch_ms / 1e6, "sustained_s": sustained.seconds,
            "sustained_busy": busy, "sustained_min_sm_clock_mhz": min(clocks, default=np.nan),
-           "sustained_median_sm_clock_mhz": clock, "energy_note": sustained.note}
+           "sustained_median_sm_clock_mhz": clock, "sustained_timed_launches": sustained.timed_launches,
+           "energy_note": sustained.note}
     if busy < KEPT_BUSY:
         out["energy_note"] = (f"launch-bound: back to back a launch took {sustained.launch_ms:.3g} ms, timed alone "
                               f"{burst_ms:.3g} ms: the GPU waited between launches, and the energy would be idle")
     elif sustained.joules is not None:
-        out.update(joules_per_launch=sustained.joules / sustained.launches,
-                   mean_power_w=sustained.joules / sustained.seconds,
-                   gflop_per_joule=sustained.launches * flop / 1e9 / sustained.joules)
+        power = sustained.joules / sustained.seconds   # over the window, whose energy is whole ticks
+        out.update(joules_per_launch=power * sustained.launch_ms / 1e3, mean_power_w=power,
+                   gflop_per_joule=out["sustained_gflops"] / power)
     return out
 
 

@@ -92,7 +92,7 @@ def _sustained_row(row: dict) -> dict:
     if "sustained_gflops" in row:
         out.update(gflops=row["sustained_gflops"], sm_clock_mhz=row["sustained_median_sm_clock_mhz"],
                    min_sm_clock_mhz=row["sustained_min_sm_clock_mhz"], mean_power_w=row.get("mean_power_w"),
-                   gflop_per_joule=row.get("gflop_per_joule"))
+                   gflop_per_joule=row.get("gflop_per_joule"), timed_launches=row.get("sustained_timed_launches"))
     return out
 
 

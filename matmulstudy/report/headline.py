@@ -61,6 +61,16 @@ def agreement(first: pd.DataFrame, second: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def rate_timing(table: pd.DataFrame, column: str) -> str:
+    """How a table's sustained rates were timed, by its `column` of launches timed by CUDA events: absent or 0
+    in a study measured before gpu/timer.py timed them so (commit 1624e2d and earlier)."""
+    if column in table and pd.to_numeric(table[column], errors="coerce").gt(0).any():
+        return "its rate timed by CUDA events over the whole chunks of launches inside"
+    return ("its rate from the host's times of the chunks of launches seen finished, interpolated, as studies "
+            "until commit 1624e2d timed it: the host sees a chunk finish only when it polls, and studies since time "
+            "it by CUDA events, which [notes/power_cap.md](../../notes/power_cap.md) shows to spread less")
+
+
 def _clocks(low: float, high: float) -> str:
     return "n/a" if pd.isna(low) else (f"{low:.0f}" if round(low) == round(high) else f"{low:.0f}-{high:.0f}")
 
@@ -83,7 +93,8 @@ def page_section(headline: pd.DataFrame | None, registry, config: dict, label_of
              f"even ones, so that all see the same power state ([headline.csv](headline.csv)). "
              f"Burst: timed as the study times (cold L2, batches behind the blocker, throttled batches taken "
              f"again). Sustained: each back to back, after 0.5 s idle, from one tick of NVML's energy counter to "
-             f"another at least {window} s later: the clock the 700 W cap leaves. Every result checked again; the "
+             f"another at least {window} s later: the clock the 700 W cap leaves; "
+             f"{rate_timing(headline, 'timed_launches')}. Every result checked again; the "
              "ratio is the median of the rounds' ratios, with their range.", "",
              "| precision | shape | regime | step | step GFLOP/s | reference GFLOP/s | ratio | rounds' range "
              "| SM clock, step / reference (MHz) |" + (" second study | difference |" if both is not None else ""),
@@ -105,6 +116,10 @@ def page_section(headline: pd.DataFrame | None, registry, config: dict, label_of
                 cells += ["; ".join(f"{t.ratio:.1%} ({registry[t.step].title})" for t in there.itertuples()),
                           "another step" if len(there) else ""]
         lines.append("| " + " | ".join(cells) + " |")
+    if both is not None and len(both):
+        apart = both["points"].abs().groupby(level="regime").max()
+        lines += ["", "Between the two studies, the ratios of a step both measured: "
+                  + ", ".join(f"{regime} within {points:.1f} points" for regime, points in apart.items()) + "."]
     bad = not_verified(headline)
     if len(bad):
         lines += ["", "Not verified, and left out of every ratio: "

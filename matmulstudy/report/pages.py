@@ -49,7 +49,8 @@ def _regime_rows(study: Study) -> list[str]:
         notes = gpu["energy_note"].fillna("")
         rows.append(f"| energy | every GPU variant run back to back on every shape, L2 warm, after every timed "
                     f"measurement, from one tick of NVML's energy counter to another at least "
-                    f"{c.get('energy_window_s', '?')} s later, its output checked again ([energy.csv](energy.csv)): "
+                    f"{c.get('energy_window_s', '?')} s later ({headline.rate_timing(s, 'sustained_timed_launches')}), "
+                    f"its output checked again ([energy.csv](energy.csv)): "
                     f"its sustained GFLOP/s and clock, joules per launch, mean power, GFLOP per joule; "
                     f"{int(gpu['gflop_per_joule'].notna().sum())} of {len(gpu)} GPU measurements; n/a: "
                     + (counts(notes[notes != ""].str.split(":").str[0].value_counts().to_dict())) + " |")

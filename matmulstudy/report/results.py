@@ -118,7 +118,8 @@ def summary(df: pd.DataFrame, registry: Registry, gpu: dict | None = None) -> pd
 
 # What the energy phase (measure/energy.py) adds to a summary row.
 ENERGY_COLUMNS = ("sustained_gflops", "sustained_median_sm_clock_mhz", "sustained_min_sm_clock_mhz",
-                  "sustained_busy", "joules_per_launch", "mean_power_w", "gflop_per_joule", "energy_note")
+                  "sustained_busy", "sustained_timed_launches", "joules_per_launch", "mean_power_w",
+                  "gflop_per_joule", "energy_note")
 KEYS = ["dtype", "variant", "M", "N", "K"]
 
 

@@ -26,6 +26,38 @@ def _label(title: str, is_step: bool) -> str:
     return "cuBLAS" + ("" if "(FP32)" in title or "SGEMM" in title else " " + title.split()[1])
 
 
+OFFSETS = [(5, 3), (5, -11), (-5, 3), (-5, -11), (5, 12), (-5, 12), (5, -20), (-5, -20), (12, -4), (-12, -4)]
+
+
+def _place_labels(ax, points: list, fontsize: float = 8) -> None:
+    """Label each point (x, y, text) beside it, at the first of OFFSETS (points) where its text overlaps no
+    label already placed and no other point: a cluster of steps near the power limit stays readable."""
+    to_pt = 72 / ax.figure.dpi
+    where = [tuple(xy * to_pt) for xy in ax.transData.transform([(x, y) for x, y, _ in points])]
+    width, height = 0.6 * fontsize, fontsize   # a character's box, in points
+    placed = []
+
+    def clashes(box):
+        x0, y0, x1, y1 = box
+        return any(x0 < b[2] and b[0] < x1 and y0 < b[3] and b[1] < y1 for b in placed) or \
+            any(x0 - 4 < px < x1 + 4 and y0 - 4 < py < y1 + 4 for px, py in where)
+
+    for (x, y, text), (px, py) in sorted(zip(points, where), key=lambda item: -item[1][1]):
+        w = width * len(text)
+        for dx, dy in OFFSETS:
+            left = px + dx if dx >= 0 else px + dx - w
+            box = (left, py + dy, left + w, py + dy + height)
+            if not clashes(box):
+                break
+        else:
+            dx, dy = OFFSETS[0]
+            left = px + dx
+            box = (left, py + dy, left + w, py + dy + height)
+        placed.append(box)
+        ax.annotate(text, (x, y), xytext=(dx, dy), textcoords="offset points", fontsize=fontsize,
+                    ha="left" if dx >= 0 else "right")
+
+
 def power(study: Study, stem: Path) -> list[Path]:
     """Each GPU variant run back to back (the energy phase, at the power cap): its sustained GFLOP/s against
     the whole GPU's mean power, at the progression's size and at 8192, with the GPU's power limit and lines
@@ -41,6 +73,7 @@ def power(study: Study, stem: Path) -> list[Path]:
     sizes = [study.size] + [LARGEST] * bool(LARGEST != study.size and (s["M"] == LARGEST).any())
     fig, axes = plt.subplots(1, len(sizes), figsize=(7.5 * len(sizes), 6.5), squeeze=False, sharey=True)
     limit = gpu.get("power_limit_w")
+    to_label = {}
     for ax, size in zip(axes[0], sizes):
         at = at_size(s, size, verified=True)
         at = at[at["variant"].map(lambda v: registry[v].is_gpu)]
@@ -50,8 +83,7 @@ def power(study: Study, stem: Path) -> list[Path]:
                 v = registry[r.variant]
                 ax.scatter([r.mean_power_w], [r.sustained_gflops], s=60, marker=marker, color=pal[v.title],
                            edgecolor="black", linewidth=0.5, zorder=5, label=v.title)
-                ax.annotate(_label(v.title, v.is_step), (r.mean_power_w, r.sustained_gflops), xytext=(5, 3),
-                            textcoords="offset points", fontsize=8)
+                to_label.setdefault(ax, []).append((r.mean_power_w, r.sustained_gflops, _label(v.title, v.is_step)))
         ax.set_xscale("log")
         ax.set_yscale("log")
         x_low, x_high = min(drawn["mean_power_w"].min(), limit or np.inf) / 1.3, max(drawn["mean_power_w"].max(), limit or 0) * 1.3
@@ -89,4 +121,6 @@ def power(study: Study, stem: Path) -> list[Path]:
                  "speed against power from NVML's energy counter (label: step number); dotted: equal GFLOP per joule",
                  fontsize=11)
     fig.tight_layout()
+    for ax, points in to_label.items():   # where the points lie is known once the axes are laid out
+        _place_labels(ax, points)
     return save(fig, stem)
