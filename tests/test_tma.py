@@ -16,7 +16,7 @@ BOXES = {"A": (256, 32), "B": (32, 32)}
 
 
 @pytest.mark.parametrize("vid", ["gpu_wgmma_tma", "gpu_wgmma_tma_store", "gpu_wgmma_pipelined", "gpu_wgmma_multicast",
-                                 "gpu_wgmma_grouped"])
+                                 "gpu_wgmma_grouped", "gpu_wgmma_aligned"])
 def test_the_tma_steps_take_two_maps_and_their_stages_in_dynamic_shared_memory(vid):
     v = load_registry()[vid]
     bm, bn, bk, stages = (v.defines[k] for k in ("BM", "BN", "BK", "STAGES"))
@@ -94,3 +94,52 @@ def test_a_cluster_kernels_grid_is_whole_clusters(vid, M, N, grid):
     v = load_registry()[vid]
     assert v.cluster == (2, 1) and v.launch_grid(M, N) == grid
     assert "__cluster_dims__(CLUSTER, 1, 1)" in v.file.read_text() and v.defines["CLUSTER"] == 2
+
+
+@pytest.mark.parametrize("M, N, K, addresses, copied, shape", [
+    ((4096, 4096, 4096, (0, 0, 0), "", (4096, 4096, 4096))),
+    ((4096, 4096, 4095, (0, 0, 0), "AB", (4096, 4096, 4096))),   # K odd: A's rows, and B's row count
+    ((200, 73, 40, (0, 0, 0), "BC", (200, 76, 40))),              # N odd: B's rows and C's
+    ((1537, 3001, 997, (0, 0, 0), "ABC", (1537, 3004, 1000))),
+    ((1, 1, 1, (0, 0, 0), "ABC", (1, 4, 4))),
+    ((64, 64, 64, (4, 0, 0), "A", (64, 64, 64))),                 # A's address off 16 bytes: A alone
+])
+def test_step_24_copies_the_operands_whose_rows_are_off_16_bytes_and_multiplies_the_padded_problem(
+        M, N, K, addresses, copied, shape):
+    """Step 24 (align_rows): A into M x K4, B into K4 x N4, C out of M x N4, each only where needed; the kernel
+    multiplies (M, N4, K4), which the copy engine describes."""
+    from matmulstudy.gpu.launch import Padding
+    v = load_registry()["gpu_wgmma_aligned"]
+    pad = Padding(M, N, K, *addresses)
+    assert "".join(pad.workspace_bytes()) == copied and pad.needed == bool(copied)
+    M4, N4, K4 = shape
+    assert pad.workspace_bytes() == {name: 4 * n for name, n in
+                                     {"A": M * K4, "B": K4 * N4, "C": M * N4}.items() if name in copied}
+    assert v.align_rows == "pad_copy" and v.launch_shape(M, N, K) == shape
+    plan = tma.plan(v.tensor_maps, M4, N4, K4, ADDRESSES)   # the padded problem: every map usable
+    assert all(p is not None for p in plan.values())
+
+
+def test_step_24s_copy_kernel_covers_its_rows_and_columns():
+    from matmulstudy.gpu.launch import COPY_THREADS, copy_grid
+    assert COPY_THREADS * 4 == 1024
+    assert copy_grid(4096, 4096) == (4, 4096, 1) and copy_grid(1, 1) == (1, 1, 1)
+    assert copy_grid(100_000, 1025) == (2, 65535, 1)   # rows past the grid's y: each block walks on
+
+
+def test_the_sanitizer_launches_step_24_on_the_padded_problem_with_its_copy_kernel():
+    v = load_registry()["gpu_wgmma_aligned"]
+    cmd = sanitize.command("memcheck", "launch", "k.cubin", v, Shape(131, 259, 67), exe="compute-sanitizer")
+    assert cmd[-1] == "pad=pad_copy" and cmd[-5:-1] == [str(v.dynamic_shared), "128x32", "32x32", "256x32"]
+    grid = cmd[cmd.index("131") + 3: cmd.index("131") + 5]
+    assert grid == [str(g) for g in v.launch_grid(131, 260)[:2]]
+
+
+@pytest.mark.parametrize("raw, message", [({"align_rows": "pad-copy"}, "align_rows names the copy kernel"),
+                                          ({"align_rows": "pad_copy", "tensor_maps": None}, "on a variant with tensor_maps")])
+def test_a_bad_align_rows_entry_is_named(raw, message):
+    from matmulstudy.study.registry import parse_variants
+    registry = load_registry()
+    entries = [dict(e, **raw) if e["id"] == "gpu_wgmma_aligned" else dict(e) for e in registry.raw["variants"]]
+    with pytest.raises(StudyError, match=message):
+        parse_variants(entries, chapters=registry.raw.get("chapters"))

@@ -1,6 +1,6 @@
 // One launch of one kernel of a cubin, for compute-sanitizer (matmulstudy/sanitize.py).
 //
-//   launch CUBIN KERNEL M N K GRID_X GRID_Y BLOCK_X BLOCK_Y [SHARED [A_BOX B_BOX [C_BOX]]]
+//   launch CUBIN KERNEL M N K GRID_X GRID_Y BLOCK_X BLOCK_Y [SHARED [A_BOX B_BOX [C_BOX]]] [pad=COPY_KERNEL]
 //
 // SHARED: the bytes of dynamic shared memory (the kernel's limit raised to
 // them first); the boxes (ROWSxCOLS): the kernel takes TMA tensor maps of A
@@ -8,6 +8,11 @@
 // (128-byte swizzle; 128 zero bytes where the rows do not start on 16
 // bytes: A and B unless K and N are multiples of 4, C unless N is, and the
 // kernel then goes without them).
+// pad=COPY_KERNEL (a variant with align_rows, step 24): as matmulstudy/gpu/launch.py's
+// Padding does, where K or N is not a multiple of 4 the operands are first copied
+// by COPY_KERNEL (of the same cubin) into zero-padded workspace of K4 and N4
+// (K and N rounded up to multiples of 4) columns, KERNEL multiplies the
+// (M, N4, K4) problem (GRID is that problem's), and C is copied back.
 // A small native program rather than Python: compute-sanitizer starts it in
 // well under a second, so every tool can run on every variant and shape. It
 // calls the kernel exactly as the study does, (M, N, K, A, B, C) with A, B
@@ -53,11 +58,24 @@ static bool encode(CUtensorMap* map, const float* base, int rows, int cols, unsi
               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
+// pad_copy's grid and launch (256 threads, 4 elements each; launch.py's copy_grid): dst (rows x cols, stride
+// dst_ld) = src (src_rows x src_cols, stride src_ld), zeros outside src.
+static cudaError_t copy(cudaKernel_t pad, const float* src, int src_rows, int src_cols, int src_ld, float* dst,
+                        int rows, int cols, int dst_ld)
+{
+    dim3 grid((cols + 1023) / 1024, rows < 65535 ? rows : 65535), block(256);
+    void* args[] = {&src, &src_rows, &src_cols, &src_ld, &dst, &rows, &cols, &dst_ld};
+    return cudaLaunchKernel((const void*)pad, grid, block, args, 0, nullptr);
+}
+
 int main(int argc, char** argv)
 {
+    const char* pad_name = nullptr;
+    if (argc > 10 && std::strncmp(argv[argc - 1], "pad=", 4) == 0)
+        pad_name = argv[--argc] + 4;
     if (argc != 10 && argc != 11 && argc != 13 && argc != 14) {
         std::fprintf(stderr, "usage: launch CUBIN KERNEL M N K GRID_X GRID_Y BLOCK_X BLOCK_Y "
-                             "[SHARED [A_BOX B_BOX [C_BOX]]]\n");
+                             "[SHARED [A_BOX B_BOX [C_BOX]]] [pad=COPY_KERNEL]\n");
         return 2;
     }
     const int shared = argc > 10 ? std::atoi(argv[10]) : 0, nmaps = argc > 11 ? argc - 11 : 0;
@@ -94,19 +112,43 @@ int main(int argc, char** argv)
 
     if (shared > 48 * 1024)
         CHECK(cudaFuncSetAttribute((const void*)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared));
+    // The problem the kernel multiplies, and its operands: the study's, or the padded copies (launch.py's rule;
+    // cudaMalloc's addresses are on 256 bytes, so only K and N decide).
+    const int K4 = (K + 3) / 4 * 4, N4 = (N + 3) / 4 * 4;
+    const bool pad_a = pad_name && K4 != K, pad_b = pad_name && (K4 != K || N4 != N), pad_c = pad_name && N4 != N;
+    cudaKernel_t pad = nullptr;
+    if (pad_name)
+        CHECK(cudaLibraryGetKernel(&pad, library, pad_name));
+    float *ka = a, *kb = b, *kc = c;
+    int kN = pad_name ? N4 : N, kK = pad_name ? K4 : K;
+    if (pad_a) {
+        CHECK(cudaMalloc(&ka, (size_t)M * K4 * sizeof(float)));
+        CHECK(copy(pad, a, M, K, K, ka, M, K4, K4));
+    }
+    if (pad_b) {
+        CHECK(cudaMalloc(&kb, (size_t)K4 * N4 * sizeof(float)));
+        CHECK(copy(pad, b, K, N, N, kb, K4, N4, N4));
+    }
+    if (pad_c)
+        CHECK(cudaMalloc(&kc, (size_t)M * N4 * sizeof(float)));
     CUtensorMap maps[3];
     std::memset(maps, 0, sizeof maps);
-    const bool loads = nmaps >= 2 && K % 4 == 0 && N % 4 == 0, store = nmaps == 3 && N % 4 == 0;
-    if ((loads && !(encode(&maps[0], a, M, K, boxes[0][0], boxes[0][1]) &&
-                    encode(&maps[1], b, K, N, boxes[1][0], boxes[1][1]))) ||
-        (store && !encode(&maps[2], c, M, N, boxes[2][0], boxes[2][1]))) {
+    const bool loads = nmaps >= 2 && kK % 4 == 0 && kN % 4 == 0, store = nmaps == 3 && kN % 4 == 0;
+    if ((loads && !(encode(&maps[0], ka, M, kK, boxes[0][0], boxes[0][1]) &&
+                    encode(&maps[1], kb, kK, kN, boxes[1][0], boxes[1][1]))) ||
+        (store && !encode(&maps[2], kc, M, kN, boxes[2][0], boxes[2][1]))) {
         std::fprintf(stderr, "launch: cuTensorMapEncodeTiled refused a map\n");
         return 1;
     }
-    void* args[] = {&M, &N, &K, &a, &b, &c, &maps[0], &maps[1], &maps[2]};   // the kernel reads what it takes
+    void* args[] = {&M, &kN, &kK, &ka, &kb, &kc, &maps[0], &maps[1], &maps[2]};   // the kernel reads what it takes
     CHECK(cudaLaunchKernel((const void*)kernel, grid, block, args, shared, nullptr));
     CHECK(cudaGetLastError());
+    if (pad_c)
+        CHECK(copy(pad, kc, M, N, N4, c, M, N, N));
     CHECK(cudaDeviceSynchronize());
+    for (float* w : {pad_a ? ka : nullptr, pad_b ? kb : nullptr, pad_c ? kc : nullptr})
+        if (w)
+            CHECK(cudaFree(w));
 
     CHECK(cudaFree(a));
     CHECK(cudaFree(b));

@@ -4,11 +4,16 @@ thread block clusters, and the tensor maps of a kernel fed by the copy engine.
 The geometry comes from the registry entry (study/variant.py) and the GPU's
 multiprocessor count (a persistent kernel's grid). A kernel that takes
 tensor maps is loaded and launched through the driver (tma.py says why);
-every other one through PyCUDA. The native launcher that compute-sanitizer
-runs (launch.cu) launches the same way, from the same numbers.
+every other one through PyCUDA. A variant with `align_rows` (step 24) has
+operands whose rows are off 16 bytes copied first, into zero-padded
+workspace made once per shape (Padding), and its result copied back, all
+in the one launch. The native launcher that compute-sanitizer runs
+(launch.cu) launches the same way, from the same numbers.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 from ..errors import StudyError
 from . import tma
@@ -25,6 +30,10 @@ def launcher(gpu, cubin_path, variant, M: int, N: int, K: int, d_a, d_b, d_c):
     if shared > limit:
         raise StudyError(f"{variant.id} asks for {shared} bytes of shared memory a block; "
                          f"{gpu.device.name()} allows {limit}: change its defines")
+    if variant.align_rows:
+        padding = Padding(M, N, K, int(d_a), int(d_b), int(d_c))
+        if padding.needed:
+            return padding.launcher(gpu, cubin_path, variant, d_a, d_b, d_c)
     grid, block = variant.launch_grid(M, N, gpu.sm_count), variant.block
     if variant.tensor_maps:
         path = str(cubin_path)
@@ -38,3 +47,60 @@ def launcher(gpu, cubin_path, variant, M: int, N: int, K: int, d_a, d_b, d_c):
     def launch():
         func.prepared_call(grid, block, M, N, K, d_a, d_b, d_c, shared_size=shared)
     return launch
+
+
+COPY_THREADS = 256        # pad_copy's block; each thread writes 4 neighbouring elements of a row
+COPY_MAX_ROWS = 65535     # its grid's y, the rows at once (each block walks on by that many)
+
+
+def copy_grid(rows: int, cols: int) -> tuple[int, int, int]:
+    """pad_copy's grid for a rows x cols destination (launch.cu computes the same)."""
+    return (-(-cols // (4 * COPY_THREADS)), min(rows, COPY_MAX_ROWS), 1)
+
+
+class Padding:
+    """Where a TMA kernel's operands must be copied for their rows to start on 16 bytes (step 24): with K4, N4
+    = K and N rounded up to multiples of 4, A into M x K4 (where K is not a multiple of 4 or A's address not on
+    16 bytes), B into K4 x N4 (where K or N is not, or B's address), C computed into M x N4 and copied back
+    (where N is not, or C's address); the added rows and columns zero. The kernel then multiplies the (M, N4,
+    K4) problem, which the copy engine describes."""
+
+    def __init__(self, M: int, N: int, K: int, a: int, b: int, c: int):
+        self.M, self.N, self.K = M, N, K
+        self.N4, self.K4 = -(-N // 4) * 4, -(-K // 4) * 4
+        self.a = self.K4 != K or a % 16 != 0
+        self.b = self.K4 != K or self.N4 != N or b % 16 != 0
+        self.c = self.N4 != N or c % 16 != 0
+
+    @property
+    def needed(self) -> bool:
+        return self.a or self.b or self.c
+
+    def workspace_bytes(self) -> dict:
+        """{matrix: bytes} of the workspace each copied matrix takes."""
+        sizes = {"A": self.M * self.K4, "B": self.K4 * self.N4, "C": self.M * self.N4}
+        return {name: 4 * sizes[name] for name, copied in zip("ABC", (self.a, self.b, self.c)) if copied}
+
+    def launcher(self, gpu, cubin_path, variant, d_a, d_b, d_c):
+        """A call that copies in, multiplies, copies out: one launch of the step, on the default stream. The
+        workspace is the session's, one per variant and shape."""
+        key = ("workspace", variant.id, self.M, self.N, self.K)
+        space = gpu.kept(key, lambda: {name: gpu.empty(n) for name, n in self.workspace_bytes().items()})
+        a, b, c = space.get("A", d_a), space.get("B", d_b), space.get("C", d_c)
+        M, N, K, N4, K4 = self.M, self.N, self.K, self.N4, self.K4
+        multiply = launcher(gpu, cubin_path, dataclasses.replace(variant, align_rows=None), M, N4, K4, a, b, c)
+        copy = gpu.load_function(cubin_path, variant.align_rows, "PiiiPiii")
+        block = (COPY_THREADS, 1, 1)
+        steps = []
+        if self.a:
+            steps.append(lambda: copy.prepared_call(copy_grid(M, K4), block, d_a, M, K, K, a, M, K4, K4))
+        if self.b:
+            steps.append(lambda: copy.prepared_call(copy_grid(K4, N4), block, d_b, K, N, N, b, K4, N4, N4))
+        steps.append(multiply)
+        if self.c:
+            steps.append(lambda: copy.prepared_call(copy_grid(M, N), block, c, M, N, N4, d_c, M, N, N))
+
+        def launch():
+            for step in steps:
+                step()
+        return launch

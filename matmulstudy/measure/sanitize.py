@@ -54,9 +54,11 @@ def build_launcher(out: Path, log) -> None:
 
 def command(tool: str, launcher, cubin, variant: Variant, shape: Shape, exe: str | None = None,
             sms: int | None = None) -> list[str]:
-    grid, block = variant.launch_grid(shape.M, shape.N, sms), variant.block
+    M, N, _ = variant.launch_shape(*shape)   # a variant with align_rows multiplies the padded problem
+    grid, block = variant.launch_grid(M, N, sms), variant.block
     boxes = [f"{rows}x{cols}" for rows, cols in variant.tensor_maps.values()]
     extra = [str(variant.dynamic_shared), *boxes] if variant.dynamic_shared or boxes else []
+    extra += [f"pad={variant.align_rows}"] * bool(variant.align_rows)
     return [exe or sanitizer_exe(), "--tool", tool, "--print-limit", "20", str(launcher), str(cubin),
             variant.kernel, *map(str, shape), str(grid[0]), str(grid[1]), str(block[0]), str(block[1]), *extra]
 

@@ -37,7 +37,7 @@ ROLES = ("step", "reference", "cpu_baseline")
 BASELINES = "baselines"   # the folder of the kernels that are no step (a step's is its chapter's)
 _KEYS = {"id", "backend", "file", "kernel", "title", "source", "defines", "block", "tile", "grid",
          "flop_per_byte", "dtypes", "precision", "role", "chapter", "max_size", "search", "shows", "needs",
-         "shared", "tensor_maps", "cluster"}
+         "shared", "tensor_maps", "cluster", "align_rows"}
 _CHAPTER_KEYS = {"id", "title", "precision"}
 DTYPES = {"float32": "float", "int32": "int"}   # dtype -> the kernels' ELEM
 
@@ -114,7 +114,8 @@ def _parse_entry(i: int, raw: dict, kernels_dir: Path, chapters: dict, check_fil
                       role=role, chapter=chapter, max_size=max_size, search=_parse_search(raw.get("search"), defines, where),
                       shows=_parse_shows(raw.get("shows"), role, where), needs=_parse_needs(raw.get("needs"), backend, where),
                       shared_expr=raw.get("shared"), cluster_expr=tuple(raw.get("cluster") or ()),
-                      maps_expr=_parse_tensor_maps(raw.get("tensor_maps"), backend, where))
+                      maps_expr=_parse_tensor_maps(raw.get("tensor_maps"), backend, where),
+                      align_rows=_parse_align_rows(raw.get("align_rows"), raw.get("tensor_maps"), where))
     if variant.shared_expr is not None and backend != "cuda":
         raise StudyError(f"{where}: shared (dynamic shared memory bytes) is for cuda kernels")
     if backend == "cuda":
@@ -140,6 +141,17 @@ def _parse_needs(raw, backend: str, where: str) -> str | None:
     if backend != "cuda" or not re.fullmatch(r"sm_\d{2,3}a?", str(raw)):
         raise StudyError(f"{where}: needs is an nvcc target such as sm_80 or sm_90a, on a cuda kernel; got {raw!r}")
     return str(raw)
+
+
+def _parse_align_rows(raw, maps, where: str) -> str | None:
+    """align_rows: the name of the kernel in the variant's file that copies A, B and C where their rows are off
+    16 bytes (gpu/launch.py); only for a kernel fed by the copy engine (tensor_maps)."""
+    if raw is None:
+        return None
+    if not isinstance(raw, str) or not re.fullmatch(r"[A-Za-z_]\w*", raw) or not maps:
+        raise StudyError(f"{where}: align_rows names the copy kernel of its file (a C identifier), on a variant "
+                         "with tensor_maps")
+    return raw
 
 
 def _parse_tensor_maps(raw, backend: str, where: str) -> tuple:

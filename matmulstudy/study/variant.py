@@ -70,6 +70,7 @@ class Variant:
     shared_expr: str | int | None = None   # dynamic shared memory per block, bytes (expression of the defines)
     cluster_expr: tuple = ()   # blocks of a thread block cluster (x, y), expressions of the defines
     maps_expr: tuple = ()   # ((matrix, (box rows, box cols)), ...): TMA maps it takes after C (gpu/tma.py)
+    align_rows: str | None = None   # the kernel of its file that copies operands whose rows are off 16 bytes
 
     def unsupported(self, arch: str | None) -> str | None:
         """Why this variant cannot run in a study built for `arch` (sm_NN or sm_NNa), or None. sm_NN needs
@@ -136,6 +137,13 @@ class Variant:
     def flop_per_byte(self) -> float | None:
         """The seed's compute-to-memory ratio of this step (None if not given)."""
         return None if self.ratio_expr is None else float(eval_expr(self.ratio_expr, self.defines, integer=False))
+
+    def launch_shape(self, M: int, N: int, K: int) -> tuple[int, int, int]:
+        """The problem its kernel is launched on: (M, N, K), or for a variant with `align_rows`, (M, N4, K4),
+        N and K rounded up to multiples of 4 (gpu/launch.py copies the operands into zero-padded workspace)."""
+        if not self.align_rows:
+            return (M, N, K)
+        return (M, -(-N // 4) * 4, -(-K // 4) * 4)
 
     def launch_grid(self, M: int, N: int, sms: int | None = None) -> tuple[int, int, int]:
         """Blocks to cover an M x N matrix C: ceil(N/cols) x ceil(M/rows) tiles; or, for a variant with

@@ -1,0 +1,76 @@
+// Step 24: step 23's kernel at every shape, its operands first copied where
+// their rows do not start on 16 bytes.
+//
+// Source: the copy engine's rule (CUDA driver API, cuTensorMapEncodeTiled:
+// the global address aligned to 16 bytes, every row stride a multiple of 16
+// bytes), and padding to an aligned leading dimension, the usual answer to
+// an alignment requirement: CUTLASS's kernels take each operand's alignment
+// as a parameter (kAlignmentA, kAlignmentB) and fall back to 4-byte loads for
+// alignment 1, as cuBLAS does at 4096x4096x4095 (ncu: an sm80 `..._align1`
+// kernel).
+//
+// The problem: with K or N not a multiple of 4, no tensor map describes A or
+// B, and steps 19 to 23 load those slices with their own threads, 4 bytes at
+// a time: 17% of cuBLAS TF32 at 4096x4096x4095 on the H100 (step 23),
+// slower than the FP32 steps.
+//
+// What changes: nothing in the multiplication. Before it, where K or N is not
+// a multiple of 4, pad_copy copies A into a workspace of M rows of K4 =
+// ceil(K / 4) * 4 columns and B into one of K4 rows of N4 columns, zeros in
+// the columns and rows added; step 23's kernel then multiplies the (M, N4, K4)
+// problem, every row on 16 bytes, through the copy engine, into a workspace C
+// of N4 columns, which pad_copy copies back to C's N columns. The added zeros
+// change no sum (x * 0 adds exactly 0). The copies are part of the timed
+// launch; the workspace is allocated once per shape (matmulstudy/gpu/launch.py,
+// and matmulstudy/gpu/launch.cu for the sanitizer: the same sequence). At
+// shapes whose rows already start on 16 bytes, step 24 is step 23.
+//
+// Cost, estimated: each copy moves its matrix twice (read, write); at
+// 4096x4096x4095, A and B are 64 MB each, about 90 us at 3 TB/s, against
+// about 350 us of multiplication.
+//
+// Counter that shows it: the launch's time at a shape whose K or N is odd
+// (the study's 4096x4096x4095 and 1537x3001x997); at the aligned shapes
+// Nsight Compute sees step 23's kernel.
+//
+// Parameters: step 23's. Needs sm_90a.
+
+#include "../common/tma_pipeline.cuh"   // step 22's kernel; tile_origin() walks GROUP tile rows at a time
+
+#if CLUSTER != 2 || GROUP < 2
+#error "CLUSTER (2) and GROUP (>= 2) come from kernels/registry.yaml as -D defines"
+#endif
+
+extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1)
+gpu_wgmma_aligned(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,
+                  float* __restrict__ C, const __grid_constant__ CUtensorMap map_a,
+                  const __grid_constant__ CUtensorMap map_b, const __grid_constant__ CUtensorMap map_c)
+{
+    multiply_tile<Overlap::next_slice, true>(M, N, K, A, B, C, &map_a, &map_b, &map_c);   // step 23's
+}
+
+// dst (rows x cols, row stride dst_ld) = src (src_rows x src_cols, row stride src_ld), zeros outside src.
+// Launched as 256 threads a block, each writing 4 neighbouring elements of a row: grid.x covers cols in
+// steps of 1024, grid.y rows (at most 65535 at once; each block walks on by gridDim.y). Bandwidth-bound:
+// consecutive threads read and write consecutive addresses; a row of dst that starts on 16 bytes is written
+// 16 bytes at a time.
+extern "C" __global__ void __launch_bounds__(256)
+pad_copy(const float* __restrict__ src, int src_rows, int src_cols, int src_ld, float* __restrict__ dst, int rows,
+         int cols, int dst_ld)
+{
+    const int c = (blockIdx.x * blockDim.x + threadIdx.x) * 4;
+    if (c >= cols)
+        return;
+    for (int r = blockIdx.y; r < rows; r += gridDim.y) {
+        float v[4];
+        for (int i = 0; i < 4; ++i)
+            v[i] = (r < src_rows && c + i < src_cols) ? src[(size_t)r * src_ld + c + i] : 0.0f;
+        float* out = dst + (size_t)r * dst_ld + c;
+        if (c + 4 <= cols && reinterpret_cast<uintptr_t>(out) % 16 == 0) {
+            *reinterpret_cast<float4*>(out) = make_float4(v[0], v[1], v[2], v[3]);
+        } else {
+            for (int i = 0; i < 4 && c + i < cols; ++i)
+                out[i] = v[i];
+        }
+    }
+}
