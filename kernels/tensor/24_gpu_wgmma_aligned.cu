@@ -25,13 +25,13 @@
 // and matmulstudy/gpu/launch.cu for the sanitizer: the same sequence). At
 // shapes whose rows already start on 16 bytes, step 24 is step 23.
 //
-// Cost, estimated: each copy moves its matrix twice (read, write); at
-// 4096x4096x4095, A and B are 64 MB each, about 90 us at 3 TB/s, against
-// about 350 us of multiplication.
-//
-// Counter that shows it: the launch's time at a shape whose K or N is odd
-// (the study's 4096x4096x4095 and 1537x3001x997); at the aligned shapes
-// Nsight Compute sees step 23's kernel.
+// Counter that shows it: each kernel's time and DRAM bytes at a shape whose
+// K or N is odd (ncu); at the aligned shapes Nsight Compute sees step 23's
+// kernel. Measured on the H100 (notes/tensor_cores.md, devbench): at
+// 4096x4096x4095 the copies of A and B take 42.7 and 42.2 us (67 MB read
+// each), the multiplication 374 us; the launch 295 TFLOP/s, 210% of cuBLAS
+// TF32 there (step 23: 17%). At 1537x3001x997: 97.7 TFLOP/s, 140% (step 23:
+// 22%), a third of it copies, C's copy back (16.9 us) the largest.
 //
 // Parameters: step 23's. Needs sm_90a.
 
