@@ -16,7 +16,7 @@ BOXES = {"A": (256, 32), "B": (32, 32)}
 
 
 @pytest.mark.parametrize("vid", ["gpu_wgmma_tma", "gpu_wgmma_tma_store", "gpu_wgmma_pipelined", "gpu_wgmma_multicast",
-                                 "gpu_wgmma_grouped", "gpu_wgmma_aligned"])
+                                 "gpu_wgmma_grouped", "gpu_wgmma_aligned", "gpu_wgmma_lean"])
 def test_the_tma_steps_take_two_maps_and_their_stages_in_dynamic_shared_memory(vid):
     v = load_registry()[vid]
     bm, bn, bk, stages = (v.defines[k] for k in ("BM", "BN", "BK", "STAGES"))

@@ -32,6 +32,9 @@
 #ifndef GROUP
 #define GROUP 1     // tile rows a group of clusters walks down before moving right (step 23: 8); 1: launch order
 #endif
+#ifndef ROUND_FRAGMENTS
+#define ROUND_FRAGMENTS 1   // B^T's fragments rounded to TF32 by cvt.rna (steps 19 to 24); 0: as they are (step 25)
+#endif
 
 constexpr int CONSUMERS = BN / 64, THREADS = 128 * (1 + CONSUMERS);
 static_assert(BLOCK_DIM_X == THREADS && BLOCK_DIM_Y == 1,
@@ -162,7 +165,9 @@ struct Consumer {
         n_hi = n_lo + 4;
     }
 
-    // B^T's fragments of slice number `count` of the ring, rounded to TF32, once its stage is full.
+    // B^T's fragments of slice number `count` of the ring, once its stage is full: rounded to TF32, or with
+    // ROUND_FRAGMENTS 0 as they are (the tensor cores then keep each one's top 19 bits, as they do with the
+    // operand they read from shared memory).
     __device__ __forceinline__ void fetch(const Ring& ring, int count, unsigned (&a)[BK / 8][4]) const
     {
         const unsigned char* tile = ring.stage(count);
@@ -170,11 +175,16 @@ struct Consumer {
 #pragma unroll
         for (int kk = 0; kk < BK / 8; ++kk) {
             const int k = 8 * kk + t;
-            a[kk][0] = tf32_bits(*reinterpret_cast<const float*>(tile + b_offset(k, n_lo)));
-            a[kk][1] = tf32_bits(*reinterpret_cast<const float*>(tile + b_offset(k, n_hi)));
-            a[kk][2] = tf32_bits(*reinterpret_cast<const float*>(tile + b_offset(k + 4, n_lo)));
-            a[kk][3] = tf32_bits(*reinterpret_cast<const float*>(tile + b_offset(k + 4, n_hi)));
+            a[kk][0] = fragment(*reinterpret_cast<const float*>(tile + b_offset(k, n_lo)));
+            a[kk][1] = fragment(*reinterpret_cast<const float*>(tile + b_offset(k, n_hi)));
+            a[kk][2] = fragment(*reinterpret_cast<const float*>(tile + b_offset(k + 4, n_lo)));
+            a[kk][3] = fragment(*reinterpret_cast<const float*>(tile + b_offset(k + 4, n_hi)));
         }
+    }
+
+    __device__ __forceinline__ static unsigned fragment(float x)
+    {
+        return ROUND_FRAGMENTS ? tf32_bits(x) : __float_as_uint(x);
     }
 
     // A slice's four wgmma on the fragments `now`, committed as one group.

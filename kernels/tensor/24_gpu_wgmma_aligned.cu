@@ -36,6 +36,7 @@
 // Parameters: step 23's. Needs sm_90a.
 
 #include "../common/tma_pipeline.cuh"   // step 22's kernel; tile_origin() walks GROUP tile rows at a time
+#include "../common/pad_copy.cuh"       // pad_copy: the operands onto 16 bytes (align_rows in the registry)
 
 #if CLUSTER != 2 || GROUP < 2
 #error "CLUSTER (2) and GROUP (>= 2) come from kernels/registry.yaml as -D defines"
@@ -47,30 +48,4 @@ gpu_wgmma_aligned(int M, int N, int K, const float* __restrict__ A, const float*
                   const __grid_constant__ CUtensorMap map_b, const __grid_constant__ CUtensorMap map_c)
 {
     multiply_tile<Overlap::next_slice, true>(M, N, K, A, B, C, &map_a, &map_b, &map_c);   // step 23's
-}
-
-// dst (rows x cols, row stride dst_ld) = src (src_rows x src_cols, row stride src_ld), zeros outside src.
-// Launched as 256 threads a block, each writing 4 neighbouring elements of a row: grid.x covers cols in
-// steps of 1024, grid.y rows (at most 65535 at once; each block walks on by gridDim.y). Bandwidth-bound:
-// consecutive threads read and write consecutive addresses; a row of dst that starts on 16 bytes is written
-// 16 bytes at a time.
-extern "C" __global__ void __launch_bounds__(256)
-pad_copy(const float* __restrict__ src, int src_rows, int src_cols, int src_ld, float* __restrict__ dst, int rows,
-         int cols, int dst_ld)
-{
-    const int c = (blockIdx.x * blockDim.x + threadIdx.x) * 4;
-    if (c >= cols)
-        return;
-    for (int r = blockIdx.y; r < rows; r += gridDim.y) {
-        float v[4];
-        for (int i = 0; i < 4; ++i)
-            v[i] = (r < src_rows && c + i < src_cols) ? src[(size_t)r * src_ld + c + i] : 0.0f;
-        float* out = dst + (size_t)r * dst_ld + c;
-        if (c + 4 <= cols && reinterpret_cast<uintptr_t>(out) % 16 == 0) {
-            *reinterpret_cast<float4*>(out) = make_float4(v[0], v[1], v[2], v[3]);
-        } else {
-            for (int i = 0; i < 4 && c + i < cols; ++i)
-                out[i] = v[i];
-        }
-    }
 }

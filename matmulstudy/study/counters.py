@@ -20,6 +20,7 @@ COUNTERS = {
     "bank_conflicts_per_shared_ld": ("bank conflicts per shared load (ncu)", "conflicts/LDS", "{:.2f}", True),
     "bar_per_kffma": ("barriers per 1000 FFMA (SASS main loop)", "BAR/1000 FFMA", "{:.2f}", True),
     "instructions_per_fma": ("main-loop instructions per FMA (SASS)", "instr./FMA", "{:.2f}", True),
+    "instructions_per_hgmma": ("main-loop instructions per wgmma (SASS)", "instr./HGMMA", "{:.1f}", True),
     "reuse_per_ffma": ("operands read from the reuse cache per FFMA (SASS)", "reuse/FFMA", "{:.2f}", False),
     "hmma": ("HMMA (mma.sync) in the main loop (SASS)", "HMMA", "{:.0f}", None),
     "hgmma": ("HGMMA (wgmma) in the main loop (SASS)", "HGMMA", "{:.0f}", None),
@@ -49,14 +50,16 @@ DIRECTIONS = ("lower", "higher")
 
 
 def with_derived(hw):
-    """hardware.csv's rows with the derived columns: barriers per 1000 FFMA and main-loop instructions per
-    FMA (the loop's instructions and FMAs are counted in the SASS by hardware.main_loop_mix), and the DRAM
+    """hardware.csv's rows with the derived columns: barriers per 1000 FFMA, main-loop instructions per FMA
+    and per wgmma (the loop's instructions are counted in the SASS by hardware.main_loop_mix), and the DRAM
     bytes ncu counted in GB. A DataFrame."""
     hw = hw.copy()
     if {"bar", "fma", "loop_instructions"} <= set(hw.columns):
         fma = hw["fma"].where(hw["fma"] > 0)
         hw["bar_per_kffma"] = 1000 * hw["bar"] / fma
         hw["instructions_per_fma"] = hw["loop_instructions"] / fma
+    if {"hgmma", "loop_instructions"} <= set(hw.columns):
+        hw["instructions_per_hgmma"] = hw["loop_instructions"] / hw["hgmma"].where(hw["hgmma"] > 0)
     if "dram_bytes_read" in hw.columns:
         hw["dram_read_gb"] = hw["dram_bytes_read"] / 1e9
     return hw
