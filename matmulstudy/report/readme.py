@@ -75,7 +75,7 @@ def precision_table(studies: list[Study], precision: str, sizes: tuple) -> list[
     head = " | ".join(f"{facts(st)['gpu'].split()[1]} {n}" for st, n in cols)
     lines = [f"| step | {head} |", "| --- |" + " ---: |" * len(cols)]
     tables = {(st.label, n): at_size(st.summary, n) for st, n in cols}
-    steps = [v for v in studies[0].registry.steps(precision=precision)]
+    steps = list(studies[0].registry.steps(precision=precision))
     best = {}
     for (label, n), at in tables.items():
         mine = at[at["variant"].isin([v.id for v in steps])]
@@ -170,5 +170,5 @@ def replaced(readme: str, numbers: str) -> str:
 
 def committed_studies(reports: Path) -> list[Study]:
     """The committed studies, the H100's first (the README's progression is its)."""
-    folders = sorted(f for f in Path(reports).iterdir() if (f / "summary.csv").exists())
-    return [Study.load(f) for f in sorted(folders, key=lambda f: f.name != "h100")]
+    folders = [f for f in Path(reports).iterdir() if (f / "summary.csv").exists()]
+    return [Study.load(f) for f in sorted(folders, key=lambda f: (f.name != "h100", f.name))]

@@ -44,16 +44,12 @@ def _place_labels(ax, points: list, fontsize: float = 8) -> None:
 
     for (x, y, text), (px, py) in sorted(zip(points, where), key=lambda item: -item[1][1]):
         w = width * len(text)
-        for dx, dy in OFFSETS:
+
+        def box(dx, dy):
             left = px + dx if dx >= 0 else px + dx - w
-            box = (left, py + dy, left + w, py + dy + height)
-            if not clashes(box):
-                break
-        else:
-            dx, dy = OFFSETS[0]
-            left = px + dx
-            box = (left, py + dy, left + w, py + dy + height)
-        placed.append(box)
+            return (left, py + dy, left + w, py + dy + height)
+        dx, dy = next((o for o in OFFSETS if not clashes(box(*o))), OFFSETS[0])
+        placed.append(box(dx, dy))
         ax.annotate(text, (x, y), xytext=(dx, dy), textcoords="offset points", fontsize=fontsize,
                     ha="left" if dx >= 0 else "right")
 
