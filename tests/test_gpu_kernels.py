@@ -14,9 +14,11 @@ pytestmark = pytest.mark.gpu
 
 # K = 1, odd K, an odd number of 8- and 16-wide k-tiles (40, 65, 129), M or N not a multiple of 4,
 # rows that do not start on 16 bytes (K or N odd), more than one 128 x 256 block tile, 11 rows of 256 x 128
-# tiles by 5 (step 23's groups of 8 tile rows: a full one and a short one; a cluster's block right of C)
+# tiles by 5 (step 23's groups of 8 tile rows: a full one and a short one; a cluster's block right of C),
+# 9 rows of them by 33 (153 cluster tiles: more than the 66 clusters of steps 26 and 27's persistent grid)
 SHAPES = [Shape(1, 1, 1), Shape(17, 33, 65), Shape(200, 72, 40), Shape(1000, 1000, 1000), Shape(4096, 64, 1024),
-          Shape(513, 257, 129), Shape(31, 1, 4097), Shape(131, 259, 1), Shape(2600, 520, 36)]
+          Shape(513, 257, 129), Shape(31, 1, 4097), Shape(131, 259, 1), Shape(2600, 520, 36),
+          Shape(2049, 4097, 33)]
 CASES = [(v.id, d) for v in load_registry().values() if v.is_gpu for d in v.dtypes]
 TIMING = Timing(warmup=1, cache="cold", min_samples=3, max_samples=3, max_noise=0.005, max_time_s=1.0,
                 throttle_fraction=0.9)
@@ -52,6 +54,31 @@ def test_gpu_variant_matches_float64_reference(registry, gpu_builds, variant_id,
         assert rows["max_error"].iloc[0] == 0   # exact
     elif registry[variant_id].precision == "fp32":
         assert rows["margin"].iloc[0] <= 0.5    # a correct FP32 result sits at half the bound or less
+
+
+def test_the_persistent_steps_give_step_25s_bits_launch_after_launch(registry, gpu_builds):
+    """Steps 26 and 27 change which cluster computes a tile, not its sums: their C is step 25's, bit for bit.
+    Each runs twice at each shape, one shape after another in one context, so a launch that left its tile
+    counter (step 27) or any other state behind would give the next one other tiles."""
+    from matmulstudy.gpu.session import GpuSession
+    ids = ["gpu_wgmma_lean", "gpu_wgmma_persistent", "gpu_wgmma_queued"]
+    if registry[ids[0]].unsupported(gpu_builds["arch"]):
+        pytest.skip(registry[ids[0]].unsupported(gpu_builds["arch"]))
+    with GpuSession() as gpu:
+        for shape in (Shape(1537, 3001, 997), Shape(2049, 4097, 33), Shape(1, 1, 1), Shape(4096, 4096, 4096)):
+            a, b = problem(shape, "float32")
+            d_a, d_b = gpu.to_device(a), gpu.to_device(b)
+            d_c = gpu.empty(4 * shape.M * shape.N)
+            results = {}
+            for vid in ids:
+                launch, _ = bench.gpu_launch(gpu, registry[vid], gpu_builds[vid, "float32"], shape, d_a, d_b, d_c)
+                for run in range(2):
+                    gpu.fill_u32(d_c, 0xFFFFFFFF, shape.M * shape.N)   # NaN: an element not written shows
+                    launch()
+                    results[vid, run] = gpu.to_host(d_c, (shape.M, shape.N)).view(np.uint32)
+            assert not (results[ids[0], 0] == 0xFFFFFFFF).any(), shape.tag   # step 25 wrote all of C
+            for key, bits in results.items():
+                assert np.array_equal(bits, results[ids[0], 0]), (shape.tag, key)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "int32"])

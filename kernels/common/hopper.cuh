@@ -126,6 +126,34 @@ __device__ __forceinline__ void mbarrier_arrive_cluster(uint64_t* bar, unsigned 
     asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
 }
 
+// Step 27's tile numbers, written by one thread into every block of its cluster: a 32-bit store into the
+// shared memory of block `rank`, then an arrival on its barrier that releases the store at cluster scope
+// (one MEMBAR a tile, not a slice: see above), and a wait that acquires at cluster scope what such an
+// arrival released.
+__device__ __forceinline__ void store_cluster(int* p, unsigned rank, int value)
+{
+    unsigned remote;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem_address(p)), "r"(rank));
+    asm volatile("st.shared::cluster.u32 [%0], %1;" ::"r"(remote), "r"(value) : "memory");
+}
+
+__device__ __forceinline__ void mbarrier_arrive_release_cluster(uint64_t* bar, unsigned rank)
+{
+    unsigned remote;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem_address(bar)), "r"(rank));
+    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
+}
+
+__device__ __forceinline__ void mbarrier_wait_acquire_cluster(uint64_t* bar, unsigned parity)
+{
+    unsigned done = 0;
+    while (!done)
+        asm volatile("{\n\t.reg .pred p;\n\t"
+                     "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n\t"
+                     "selp.u32 %0, 1, 0, p;\n}"
+                     : "=r"(done) : "r"(smem_address(bar)), "r"(parity) : "memory");
+}
+
 // The other way (step 20): the box of `map` at (column x, row y) from shared memory at src (laid out as a
 // load of that box would write it) to global memory; what lies outside the matrix is not written. Its reads
 // of shared memory are tracked as a bulk group of the issuing thread: commit, then wait until they are done
@@ -140,6 +168,19 @@ __device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, int x, int 
 __device__ __forceinline__ void tma_store_commit_and_wait()
 {
     asm volatile("cp.async.bulk.commit_group;\n\tcp.async.bulk.wait_group.read 0;" ::: "memory");
+}
+
+// The same in two halves (step 26): close the bulk group of the stores issued since the last commit; later,
+// before their shared memory is written again, wait until every committed group has read it.
+__device__ __forceinline__ void tma_store_commit()
+{
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+
+template <int Pending = 0>   // groups that may still be reading
+__device__ __forceinline__ void tma_store_wait_read()
+{
+    asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(Pending) : "memory");
 }
 
 // A barrier for `threads` threads (a multiple of 32) of the block, on hardware barrier `id` (1 to 15; 0 is

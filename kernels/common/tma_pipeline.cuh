@@ -107,7 +107,9 @@ struct Ring {
 // The producer warpgroup (tid 0..127): every K-slice of the tile at (row0, col0) into the ring, from slice
 // number `count` of the ring on. With tensor maps one thread asks the copy engine for each slice (zeros
 // outside the matrices); without, all 128 threads load it element by element, with the same zeros, into the
-// same swizzled layout, fence (the tensor cores read what ordinary stores wrote) and arrive.
+// same swizzled layout, fence (the tensor cores read what ordinary stores wrote) and arrive. OwnLoads false
+// (steps 26 and later, whose operands always have maps: step 24's copies) leaves that second way out.
+template <bool OwnLoads = true>
 __device__ __forceinline__ void produce_tile(const Ring& ring, int& count, int row0, int col0, int M, int N, int K,
                                              const float* __restrict__ A, const float* __restrict__ B,
                                              const CUtensorMap* map_a, const CUtensorMap* map_b, bool tma, int tid,
@@ -130,6 +132,8 @@ __device__ __forceinline__ void produce_tile(const Ring& ring, int& count, int r
             }
             continue;
         }
+        if (!OwnLoads)
+            continue;
         mbarrier_wait(&ring.empty[s], (count / STAGES + 1) % 2);
 #pragma unroll 4
         for (int e = tid; e < BM * BK; e += 128) {
@@ -172,6 +176,9 @@ struct Consumer {
     {
         const unsigned char* tile = ring.stage(count);
         mbarrier_wait(&ring.full[count % STAGES], (count / STAGES) % 2);
+#ifdef EXP_NO_FETCH
+        if (count >= 2) return;   // EXPERIMENT
+#endif
 #pragma unroll
         for (int kk = 0; kk < BK / 8; ++kk) {
             const int k = 8 * kk + t;
@@ -199,21 +206,22 @@ struct Consumer {
         wgmma_commit();
     }
 
-    // Slice `count` (of `slices`) is done with: its stage may be refilled. In a cluster, on both blocks'
-    // barriers, and only where a producer will wait for it.
-    __device__ __forceinline__ void release(const Ring& ring, int count, int slices) const
+    // Slice `count` is done with: its stage may be refilled. In a cluster, on both blocks' barriers, and only
+    // where a producer will wait for it: `end` is the ring's count after the block's last slice (the tile's
+    // slices for a block of one tile; step 26's blocks, which meet at the end, release every slice).
+    __device__ __forceinline__ void release(const Ring& ring, int count, int end) const
     {
         if (lane != 0)
             return;
         if (CLUSTER == 1)
             mbarrier_arrive(&ring.empty[count % STAGES]);
-        else if (count + STAGES < slices)
+        else if (count + STAGES < end)
             for (unsigned r = 0; r < CLUSTER; ++r)
                 mbarrier_arrive_cluster(&ring.empty[count % STAGES], r);
     }
 
-    // Every K-slice of one tile, from slice number `count` of the ring on, in one of two orders (the steps
-    // differ only here).
+    // Every K-slice of one tile, from slice number `count` of the ring on (`end`: release's), in one of two
+    // orders (the steps differ only here).
     //   Overlap::none (steps 19 and 20): read the slice's fragments, issue its group, wait for it. The
     //     warpgroup's own loads never overlap its wgmma, and its tensor work drains before every slice;
     //     only the other consumer warpgroup's queued wgmma cover the gap.
@@ -222,7 +230,7 @@ struct Consumer {
     //     The fragment sets swap each slice; the loop is unrolled by two so that they keep compile-time
     //     names (an array indexed at run time would go to local memory).
     template <Overlap Order>
-    __device__ __forceinline__ void multiply(const Ring& ring, int& count, int K, float (&d)[128]) const
+    __device__ __forceinline__ void multiply(const Ring& ring, int& count, int K, int end, float (&d)[128]) const
     {
 #pragma unroll
         for (int i = 0; i < 128; ++i)
@@ -234,7 +242,7 @@ struct Consumer {
                 fetch(ring, count, even);
                 issue(ring, count, d, even);
                 wgmma_wait<0>();
-                release(ring, count, slices);
+                release(ring, count, end);
             }
             return;
         }
@@ -242,7 +250,7 @@ struct Consumer {
             issue(ring, count, d, now);
             wgmma_wait<1>();
             if (s > 0)
-                release(ring, count - 1, slices);
+                release(ring, count - 1, end);
             if (s + 1 < slices)
                 fetch(ring, count + 1, next);
             ++count;
@@ -254,7 +262,7 @@ struct Consumer {
                 slice(s + 1, odd, even);
         }
         wgmma_wait<0>();
-        release(ring, count - 1, slices);
+        release(ring, count - 1, end);
     }
 
     // Step 20: the tile through shared memory, and out by the copy engine. Both consumer warpgroups first
@@ -314,16 +322,23 @@ __device__ __forceinline__ Ring the_ring()
 // With GROUP = 1 that is a band of whole tile rows: each block's slice of B is read by few others while it is
 // in L2. With GROUP > 1 (step 23) the clusters walk down GROUP tile rows before moving one cluster right, so
 // the blocks running at once cover a squarer patch of C and read fewer distinct bytes of A and B from DRAM.
+// Tile number `order` of a rows x columns grid of cluster tiles (a cluster tile: CLUSTER tiles side by side),
+// walking GROUP tile rows down before moving one cluster tile right: the first row and column of C of this
+// block's tile in it (its rank in the cluster picks the column).
+__device__ __forceinline__ int2 grouped_origin(int order, int rows, int columns)
+{
+    const int first = order / (GROUP * columns) * GROUP;   // its group's first tile row
+    const int height = min(GROUP, rows - first);           // the last group may be shorter
+    const int within = order - first * columns;
+    return make_int2((first + within % height) * BM, (within / height * CLUSTER + blockIdx.x % CLUSTER) * BN);
+}
+
 __device__ __forceinline__ int2 tile_origin()
 {
     if (GROUP == 1)
         return make_int2(blockIdx.y * BM, blockIdx.x * BN);
-    const int columns = gridDim.x / CLUSTER;                      // clusters across (the grid is whole clusters)
-    const int order = blockIdx.y * columns + blockIdx.x / CLUSTER;  // the cluster's place in launch order
-    const int first = order / (GROUP * columns) * GROUP;           // its group's first tile row
-    const int rows = min(GROUP, (int)gridDim.y - first);           // the last group may be shorter
-    const int within = order - first * columns;
-    return make_int2((first + within % rows) * BM, (within / rows * CLUSTER + blockIdx.x % CLUSTER) * BN);
+    const int columns = gridDim.x / CLUSTER;   // clusters across (the grid is whole clusters)
+    return grouped_origin(blockIdx.y * columns + blockIdx.x / CLUSTER, gridDim.y, columns);   // launch order
 }
 
 // Thread 0 initialises the barriers, then the whole block (the whole cluster: its blocks write into each
@@ -361,7 +376,7 @@ __device__ __forceinline__ void multiply_tile(int M, int N, int K, const float* 
     registers_claim<CONSUMER_REGISTERS>();   // a consumer: 64 columns of the tile by its 256 rows
     const Consumer me(warpgroup, threadIdx.x % 128);
     float d[128];
-    me.multiply<Order>(the_ring(), count, K, d);
+    me.multiply<Order>(the_ring(), count, K, (K + BK - 1) / BK, d);
     const int2 origin = tile_origin();
     if (TmaStore && store_map_usable(N, C))
         me.store_by_tma(d, the_ring(), map_c, origin.x, origin.y, threadIdx.x);

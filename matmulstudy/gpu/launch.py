@@ -38,6 +38,8 @@ def launcher(gpu, cubin_path, variant, M: int, N: int, K: int, d_a, d_b, d_c):
     if variant.tensor_maps:
         path = str(cubin_path)
         kernel = gpu.kept(("driver kernel", path), lambda: tma.DriverKernel(path, variant.kernel, shared))
+        if variant.grid_expr:
+            grid = resident_grid(variant, grid, kernel.max_active_clusters(grid, block))
         maps = tma.map_arguments(variant.tensor_maps, M, N, K, {"A": int(d_a), "B": int(d_b), "C": int(d_c)})
         return kernel.launcher(grid, block, M, N, K, int(d_a), int(d_b), int(d_c), maps)
     func = gpu.load_function(cubin_path, variant.kernel)
@@ -47,6 +49,19 @@ def launcher(gpu, cubin_path, variant, M: int, N: int, K: int, d_a, d_b, d_c):
     def launch():
         func.prepared_call(grid, block, M, N, K, d_a, d_b, d_c, shared_size=shared)
     return launch
+
+
+def resident_grid(variant, grid, clusters: int) -> tuple[int, int, int]:
+    """A persistent grid of clusters cut to the clusters that can run at once: a GPU whose multiprocessors do
+    not all pair up in clusters (the pairs form inside one GPU processing cluster) would otherwise run the
+    last clusters after the others, each with a full share of the tiles."""
+    cx, cy = variant.cluster
+    if clusters < 1:
+        raise StudyError(f"{variant.id}: not one of its clusters of {cx}x{cy} blocks fits on this GPU with "
+                         f"{variant.dynamic_shared} bytes of shared memory a block")
+    if grid[1] != cy or grid[0] // cx <= clusters:   # a persistent grid is one row of clusters
+        return grid
+    return (clusters * cx, cy, 1)
 
 
 COPY_THREADS = 256        # pad_copy's block; each thread writes 4 neighbouring elements of a row

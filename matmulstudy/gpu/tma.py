@@ -128,6 +128,14 @@ def map_arguments(boxes: dict, M: int, N: int, K: int, addresses: dict) -> list[
             for name, p in plan(boxes, M, N, K, addresses).items()]
 
 
+class _LaunchConfig(ctypes.Structure):
+    """cuda.h's CUlaunchConfig (CUDA 12 and 13)."""
+    _fields_ = [("grid_x", ctypes.c_uint), ("grid_y", ctypes.c_uint), ("grid_z", ctypes.c_uint),
+                ("block_x", ctypes.c_uint), ("block_y", ctypes.c_uint), ("block_z", ctypes.c_uint),
+                ("shared", ctypes.c_uint), ("stream", ctypes.c_void_p), ("attrs", ctypes.c_void_p),
+                ("num_attrs", ctypes.c_uint)]
+
+
 class DriverKernel:
     """A kernel loaded and launched through the driver (libcuda), one pointer per parameter (see above)."""
 
@@ -140,6 +148,15 @@ class DriverKernel:
         self.shared = dynamic_shared
         _check(self._cuda.cuFuncSetAttribute(self.function, _MAX_DYNAMIC_SHARED, dynamic_shared),
                f"raising {name}'s shared memory limit to {dynamic_shared} bytes")
+
+    def max_active_clusters(self, grid, block) -> int:
+        """How many of its thread block clusters (the kernel's compiled __cluster_dims__) can run at once on
+        this GPU with this block and its shared memory (cuOccupancyMaxActiveClusters)."""
+        config = _LaunchConfig(*grid, *block, self.shared, None, None, 0)
+        count = ctypes.c_int()
+        _check(self._cuda.cuOccupancyMaxActiveClusters(ctypes.byref(count), self.function, ctypes.byref(config)),
+               "asking how many clusters run at once")
+        return count.value
 
     def launcher(self, grid, block, M: int, N: int, K: int, a: int, b: int, c: int, maps: list[bytes]):
         """A call that launches it once with (M, N, K, A, B, C, maps...) on the default stream."""

@@ -28,7 +28,7 @@ import yaml
 from .. import precisions
 from ..errors import StudyError
 from .counters import COUNTERS, DIRECTIONS
-from .expressions import holds
+from .expressions import eval_expr, holds
 from .paths import KERNELS_DIR, REGISTRY_PATH
 from .variant import BUILT_BACKENDS, GPU_BACKENDS, Chapter, Search, Variant
 
@@ -105,9 +105,8 @@ def _parse_entry(i: int, raw: dict, kernels_dir: Path, chapters: dict, check_fil
             raise StudyError(f"{where}: a cuda variant needs 'block: [x, y]' and 'tile: [rows, cols]'")
         if grid and len(grid) != 2:
             raise StudyError(f"{where}: 'grid' is [x, y], expressions of the defines and sms")
-        if raw.get("cluster") is not None and (not isinstance(raw["cluster"], list) or len(raw["cluster"]) != 2
-                                               or grid):
-            raise StudyError(f"{where}: 'cluster' is [x, y], blocks of a cluster, on a kernel whose grid covers C")
+        if raw.get("cluster") is not None and (not isinstance(raw["cluster"], list) or len(raw["cluster"]) != 2):
+            raise StudyError(f"{where}: 'cluster' is [x, y], blocks of a cluster")
     variant = Variant(id=vid, backend=backend, title=raw["title"], source=raw["source"], order=i,
                       file=path, kernel=kernel, defines=defines, block_expr=block, tile_expr=tile,
                       grid_expr=grid, ratio_expr=raw.get("flop_per_byte"), dtypes=dtypes, precision=precision,
@@ -129,7 +128,7 @@ def _parse_entry(i: int, raw: dict, kernels_dir: Path, chapters: dict, check_fil
         rows, cols = variant.tile
         if min(bx, by, rows, cols) < 1 or bx * by > 1024:
             raise StudyError(f"{where}: block {bx}x{by} / tile {rows}x{cols} is not launchable (1..1024 threads)")
-        if grid and min(variant.launch_grid(1, 1, sms=1)) < 1:
+        if grid and min(eval_expr(e, {**defines, "sms": 1}) for e in grid) < 1:
             raise StudyError(f"{where}: grid {list(grid)} gives no block on a GPU of one multiprocessor")
     return variant
 

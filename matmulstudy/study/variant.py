@@ -146,17 +146,18 @@ class Variant:
         return (M, -(-N // 4) * 4, -(-K // 4) * 4)
 
     def launch_grid(self, M: int, N: int, sms: int | None = None) -> tuple[int, int, int]:
-        """Blocks to cover an M x N matrix C: ceil(N/cols) x ceil(M/rows) tiles; or, for a variant with
-        a `grid` entry (a persistent kernel, which shares the tiles out itself), that grid on a GPU of
-        `sms` multiprocessors."""
+        """Blocks to cover an M x N matrix C: ceil(N/cols) x ceil(M/rows) tiles, rounded up to whole clusters;
+        or, for a variant with a `grid` entry (a persistent kernel, which shares the tiles out itself), that
+        grid on a GPU of `sms` multiprocessors, rounded down to whole clusters (at least one: a cluster's
+        blocks run at once, and more of them than the GPU holds would wait for a free place)."""
+        cx, cy = self.cluster
         if self.grid_expr:
             if sms is None:
                 raise StudyError(f"{self.id}: its grid depends on the GPU's multiprocessor count, which the "
                                  "caller did not give")
             x, y = (eval_expr(e, {**self.defines, "sms": sms}) for e in self.grid_expr)
-            return (x, y, 1)
+            return (max(x // cx, 1) * cx, max(y // cy, 1) * cy, 1)
         rows, cols = self.tile
-        cx, cy = self.cluster
         return (_round_up(-(-N // cols), cx), _round_up(-(-M // rows), cy), 1)
 
     @property
