@@ -177,10 +177,9 @@ __device__ __forceinline__ void tma_store_commit()
     asm volatile("cp.async.bulk.commit_group;" ::: "memory");
 }
 
-template <int Pending = 0>   // groups that may still be reading
 __device__ __forceinline__ void tma_store_wait_read()
 {
-    asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(Pending) : "memory");
+    asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
 }
 
 // A barrier for `threads` threads (a multiple of 32) of the block, on hardware barrier `id` (1 to 15; 0 is

@@ -57,17 +57,19 @@ struct StridedTiles : TileGrid {
     }
 };
 
-// Step 27: handed out in order, one at a time, to whichever cluster asks first. Thread 0 of the cluster's
-// block 0 draws a ticket from a counter in global memory (atomicAdd) and writes the tile's number into a
-// slot of both blocks' shared memory (store_cluster), with an arrival on each block's slot_full barrier;
-// every warp of both blocks waits for it, reads it, and arrives on block 0's slot_empty. Two slots: the
-// ticket for the tile after this one is drawn as this one starts, so the clusters running at one time hold
-// the tiles next to each other in the order, as a grid of one tile a block does (step 23), however far
-// some clusters have run ahead. Ticket `total + clusters - 1` is the last drawn (each cluster draws one past
-// the last tile, then stops): its drawer sets the counter back to 0 for the next launch. A launch that
-// does not finish leaves the context unusable (a fault or a trap is sticky in CUDA), and a new context loads
-// the module with the counter at 0; two launches of one module at once on two streams would share it (the
-// study launches one at a time).
+// Step 27: handed out in order, one at a time, to whichever cluster asks first. Cluster c starts on tile c,
+// as a grid of one tile a block would. As it starts a tile, thread 0 of its block 0 (the drawer) draws a
+// ticket from a counter in global memory (atomicAdd): ticket t is tile clusters + t, the cluster's next.
+// When the cluster is done producing this tile, the drawer writes that number into a slot of both blocks'
+// shared memory (store_cluster), with an arrival on each block's slot_full barrier; every warp of both
+// blocks waits for it, reads it, and arrives on block 0's slot_empty. Two slots, used in turn. So the
+// clusters running at one time hold tiles next to each other in the order, as a grid of one tile a block
+// does (step 23), however far some clusters have run ahead; and the atomic's trip to L2 is hidden behind a
+// tile. A cluster draws until a ticket lies past the last tile, and one without a first tile draws none:
+// total() tickets a launch in all, and the drawer of the last one sets the counter back to 0 for the next
+// launch. A launch that does not finish leaves the context unusable (a fault or a trap is sticky in CUDA),
+// and a new context loads the module with the counter at 0; two launches of one module at once on two
+// streams would share it (the study launches one at a time).
 __device__ unsigned tile_ticket;   // the next ticket; 0 between launches
 __shared__ int tile_slot[2];
 __shared__ uint64_t slot_full[2], slot_empty[2];
@@ -89,9 +91,6 @@ struct QueuedTiles : TileGrid {
         }
     }
 
-    // The first tile of cluster c is tile c, as in a grid of one tile a block (no cluster waits for a ticket
-    // to start); ticket t is tile clusters + t. A cluster with a first tile draws until a ticket is past the
-    // last tile, and one without draws none: total() tickets a launch in all, whatever the number of clusters.
     __device__ int first() const
     {
         const int c = blockIdx.x / CLUSTER;
@@ -144,54 +143,40 @@ __device__ __forceinline__ unsigned char* c_buffer(int warpgroup)
     return the_ring().stages + STAGES * STAGE_BYTES + (warpgroup - 1) * C_BUFFER_BYTES;
 }
 
-// One consumer warpgroup's 256 x 64 part of the tile at (row0, col0), out through its buffer ROWS rows at a
-// time: ROWS = 64 fills the whole buffer each round; ROWS = 32 fills its halves in turn, so that one half is
-// written while the copy engine reads the other. Each round: its lead thread waits until the copy engine
-// has read the round before last out of that part; the warpgroup meets; every thread writes its values of
-// the round where a TMA load of the two boxes would have put them (step 20's layout), fences (the copy
-// engine reads what ordinary stores wrote) and meets again; the lead thread sends both boxes, clipped to C,
-// and goes on without waiting. Named barrier 1 + warpgroup: 128 threads, not the producer, not the other
-// consumer. With FLIP the upper half of each warp writes the other row of each of its pairs of rows first:
-// the two half-warps' 16-byte chunks then land in different banks (without, two lanes share each bank).
-template <int ROWS, bool FLIP>
+// One consumer warpgroup's 256 x 64 part of the tile at (row0, col0), out through its buffer in four
+// quarters of 64 rows. Each quarter: its lead thread waits until the copy engine has read the last quarter
+// out of the buffer; the warpgroup meets; every thread writes its 32 values of the quarter where a TMA load
+// of the two boxes would have put them (step 20's layout), fences (the copy engine reads what ordinary
+// stores wrote) and meets again; the lead thread sends both boxes, clipped to C, and goes on without
+// waiting. Named barrier 1 + warpgroup: 128 threads, not the producer, not the other consumer.
 __device__ __forceinline__ void store_through_buffer(const Consumer& me, const float (&d)[128], int warpgroup,
                                                      const CUtensorMap* map_c, int row0, int col0, int tid)
 {
-    constexpr int BOX = ROWS * 32 * 4, PARTS = C_ROWS / ROWS;   // a box of C; parts of the buffer used in turn
+    unsigned char* out = c_buffer(warpgroup);
     const bool lead = tid % 128 == 0;
-    const int first_column = 64 * (warpgroup - 1), flip = FLIP ? me.lane / 16 : 0;
+    const int first_column = 64 * (warpgroup - 1);   // of the tile: this warpgroup's columns start here
 #pragma unroll
-    for (int q = 0; q < BM / ROWS; ++q) {
-        unsigned char* out = c_buffer(warpgroup) + (q % PARTS) * 2 * BOX;
+    for (int q = 0; q < BM / C_ROWS; ++q) {
         if (lead)
-            tma_store_wait_read<PARTS - 1>();
+            tma_store_wait_read();
         named_barrier(1 + warpgroup, 128);
 #pragma unroll
-        for (int i = 0; i < ROWS / 8; ++i)
+        for (int i = 0; i < C_ROWS / 8; ++i)
 #pragma unroll
             for (int h = 0; h < 4; ++h) {
-                const int e = 4 * (ROWS / 8 * q + i), row = (h ^ flip) % 2;
-                const float v = flip ? d[e + (h ^ 1)] : d[e + h];
-                const int m = 8 * i + 2 * me.t + row, n = (h < 2 ? me.n_lo : me.n_hi) - first_column;
-                *reinterpret_cast<float*>(out + (n / 32) * BOX + m * 128 + ((((n % 32) / 4) ^ (m % 8)) << 4) +
-                                          (n % 4) * 4) = v;
+                const int m = 8 * i + 2 * me.t + h % 2, n = (h < 2 ? me.n_lo : me.n_hi) - first_column;
+                const int offset = (n / 32) * C_BOX_BYTES + m * 128 + ((((n % 32) / 4) ^ (m % 8)) << 4) + (n % 4) * 4;
+                *reinterpret_cast<float*>(out + offset) = d[4 * (C_ROWS / 8 * q + i) + h];
             }
         fence_proxy_async();
         named_barrier(1 + warpgroup, 128);
         if (lead) {
             for (int j = 0; j < 2; ++j)
-                tma_store_2d(map_c, col0 + first_column + 32 * j, row0 + ROWS * q, out + j * BOX);
+                tma_store_2d(map_c, col0 + first_column + 32 * j, row0 + C_ROWS * q, out + j * C_BOX_BYTES);
             tma_store_commit();
         }
     }
 }
-
-#ifndef EXP_ROWS
-#define EXP_ROWS 64
-#endif
-#ifndef EXP_FLIP
-#define EXP_FLIP 0
-#endif
 
 // The persistent kernel's body (steps 26 and 27): as multiply_tile, for each tile `Tiles` hands the cluster.
 template <Overlap Order, class Tiles>
@@ -219,22 +204,14 @@ __device__ __forceinline__ void multiply_tiles(int M, int N, int K, const float*
     } else {
         registers_claim<CONSUMER_REGISTERS>();
         const Consumer me(warpgroup, threadIdx.x % 128);
-#ifdef EXP_STG
-        const bool tma_store = false;   // EXPERIMENT: stores from registers
-#else
         const bool tma_store = store_map_usable(N, C);
-#endif
         Tiles tiles(M, N, false);
         for (int i = tiles.next(); i >= 0; i = tiles.next()) {
             float d[128];
             me.multiply<Order>(the_ring(), count, K, INT_MAX, d);   // every slice released (see above)
             const int2 origin = tiles.origin(i);
-#if defined(EXP_NO_EPILOGUE)
-            if (d[0] != 12345.0f) {}   // EXPERIMENT: no store (the else below keeps d alive)
-#else
             if (tma_store)
-                store_through_buffer<EXP_ROWS, EXP_FLIP>(me, d, warpgroup, map_c, origin.x, origin.y, threadIdx.x);
-#endif
+                store_through_buffer(me, d, warpgroup, map_c, origin.x, origin.y, threadIdx.x);
             else
                 me.store(d, C, M, N, origin.x, origin.y);
         }

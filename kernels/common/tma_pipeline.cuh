@@ -176,9 +176,6 @@ struct Consumer {
     {
         const unsigned char* tile = ring.stage(count);
         mbarrier_wait(&ring.full[count % STAGES], (count / STAGES) % 2);
-#ifdef EXP_NO_FETCH
-        if (count >= 2) return;   // EXPERIMENT
-#endif
 #pragma unroll
         for (int kk = 0; kk < BK / 8; ++kk) {
             const int k = 8 * kk + t;
