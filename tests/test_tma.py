@@ -16,13 +16,15 @@ BOXES = {"A": (256, 32), "B": (32, 32)}
 
 
 @pytest.mark.parametrize("vid", ["gpu_wgmma_tma", "gpu_wgmma_tma_store", "gpu_wgmma_pipelined", "gpu_wgmma_multicast",
-                                 "gpu_wgmma_grouped", "gpu_wgmma_aligned", "gpu_wgmma_lean"])
+                                 "gpu_wgmma_grouped", "gpu_wgmma_aligned", "gpu_wgmma_lean",
+                                 "gpu_wgmma_persistent", "gpu_wgmma_queued"])
 def test_the_tma_steps_take_two_maps_and_their_stages_in_dynamic_shared_memory(vid):
     v = load_registry()[vid]
     bm, bn, bk, stages = (v.defines[k] for k in ("BM", "BN", "BK", "STAGES"))
     assert list(v.tensor_maps.items())[:2] == [("A", (bm // v.cluster[0], bk)), ("B", (bk, 32))]
-    assert v.tensor_maps.get("C", (bm, 32)) == (bm, 32)
-    assert v.dynamic_shared == stages * (bm + bn) * bk * 4 + 1024 > 48 * 1024
+    assert v.dynamic_shared >= stages * (bm + bn) * bk * 4 + 1024 > 48 * 1024
+    if not v.grid_expr:   # a tile a block: C out through the drained ring, a box of all its rows
+        assert v.tensor_maps.get("C", (bm, 32)) == (bm, 32) and v.dynamic_shared == stages * (bm + bn) * bk * 4 + 1024
     assert v.needs == "sm_90a" and v.unsupported("sm_90") is None and "sm_90a" in v.unsupported("sm_80")
 
 
@@ -96,6 +98,28 @@ def test_a_cluster_kernels_grid_is_whole_clusters(vid, M, N, grid):
     assert "__cluster_dims__(CLUSTER, 1, 1)" in v.file.read_text() and v.defines["CLUSTER"] == 2
 
 
+@pytest.mark.parametrize("sms, grid", [(132, (132, 1, 1)), (133, (132, 1, 1)), (1, (2, 1, 1))])
+@pytest.mark.parametrize("vid", ["gpu_wgmma_persistent", "gpu_wgmma_queued"])
+def test_a_persistent_cluster_grid_is_the_multiprocessors_in_whole_clusters(vid, sms, grid):
+    """Steps 26 and 27: a block a multiprocessor, rounded down to whole clusters, one cluster at least; the same
+    grid at every shape (the kernel walks the tiles); C's buffers after the ring, and a box of 64 rows of C."""
+    v = load_registry()[vid]
+    assert v.cluster == (2, 1) and v.launch_grid(4096, 4096, sms) == v.launch_grid(1, 1, sms) == grid
+    bm, bn, bk, stages = (v.defines[k] for k in ("BM", "BN", "BK", "STAGES"))
+    assert v.dynamic_shared == stages * (bm + bn) * bk * 4 + bn * 64 * 4 + 1024 <= 227 * 1024
+    assert v.tensor_maps == {"A": (bm // 2, bk), "B": (bk, 32), "C": (64, 32)} and v.align_rows == "pad_copy"
+
+
+@pytest.mark.parametrize("clusters, grid", [(66, (132, 1, 1)), (60, (120, 1, 1)), (100, (132, 1, 1))])
+def test_a_persistent_grid_is_cut_to_the_clusters_that_run_at_once(clusters, grid):
+    """A GPU whose multiprocessors do not all pair up would run the last clusters after the others."""
+    from matmulstudy.gpu.launch import resident_grid
+    v = load_registry()["gpu_wgmma_queued"]
+    assert resident_grid(v, v.launch_grid(1, 1, 132), clusters) == grid
+    with pytest.raises(StudyError, match="not one of its clusters of 2x1 blocks fits on this GPU"):
+        resident_grid(v, v.launch_grid(1, 1, 132), 0)
+
+
 @pytest.mark.parametrize("M, N, K, addresses, copied, shape", [
     ((4096, 4096, 4096, (0, 0, 0), "", (4096, 4096, 4096))),
     ((4096, 4096, 4095, (0, 0, 0), "AB", (4096, 4096, 4096))),   # K odd: A's rows, and B's row count
@@ -110,7 +134,7 @@ def test_step_24_copies_the_operands_whose_rows_are_off_16_bytes_and_multiplies_
     multiplies (M, N4, K4), which the copy engine describes."""
     from matmulstudy.gpu.launch import Padding
     v = load_registry()["gpu_wgmma_aligned"]
-    pad = Padding(M, N, K, *addresses)
+    pad = Padding(v, M, N, K, *addresses)
     assert "".join(pad.workspace_bytes()) == copied and pad.needed == bool(copied)
     M4, N4, K4 = shape
     assert pad.workspace_bytes() == {name: 4 * n for name, n in

@@ -13,8 +13,6 @@ in the one launch. The native launcher that compute-sanitizer runs
 
 from __future__ import annotations
 
-import dataclasses
-
 from ..errors import StudyError
 from . import tma
 
@@ -31,9 +29,15 @@ def launcher(gpu, cubin_path, variant, M: int, N: int, K: int, d_a, d_b, d_c):
         raise StudyError(f"{variant.id} asks for {shared} bytes of shared memory a block; "
                          f"{gpu.device.name()} allows {limit}: change its defines")
     if variant.align_rows:
-        padding = Padding(M, N, K, int(d_a), int(d_b), int(d_c))
+        padding = Padding(variant, M, N, K, int(d_a), int(d_b), int(d_c))
         if padding.needed:
-            return padding.launcher(gpu, cubin_path, variant, d_a, d_b, d_c)
+            return padding.launcher(gpu, cubin_path, d_a, d_b, d_c)
+    return _kernel_launcher(gpu, cubin_path, variant, M, N, K, d_a, d_b, d_c)
+
+
+def _kernel_launcher(gpu, cubin_path, variant, M: int, N: int, K: int, d_a, d_b, d_c):
+    """The kernel's own launch on (M, N, K) and these buffers, as `launcher` describes it."""
+    shared = variant.dynamic_shared
     grid, block = variant.launch_grid(M, N, gpu.sm_count), variant.block
     if variant.tensor_maps:
         path = str(cubin_path)
@@ -75,14 +79,14 @@ def copy_grid(rows: int, cols: int) -> tuple[int, int, int]:
 
 class Padding:
     """Where a TMA kernel's operands must be copied for their rows to start on 16 bytes (step 24): with K4, N4
-    = K and N rounded up to multiples of 4, A into M x K4 (where K is not a multiple of 4 or A's address not on
+    = K and N rounded up to multiples of 4 (the variant's launch_shape), A into M x K4 (where K is not a multiple of 4 or A's address not on
     16 bytes), B into K4 x N4 (where K or N is not, or B's address), C computed into M x N4 and copied back
     (where N is not, or C's address); the added rows and columns zero. The kernel then multiplies the (M, N4,
     K4) problem, which the copy engine describes."""
 
-    def __init__(self, M: int, N: int, K: int, a: int, b: int, c: int):
-        self.M, self.N, self.K = M, N, K
-        self.N4, self.K4 = -(-N // 4) * 4, -(-K // 4) * 4
+    def __init__(self, variant, M: int, N: int, K: int, a: int, b: int, c: int):
+        self.variant, self.M, self.N, self.K = variant, M, N, K
+        _, self.N4, self.K4 = variant.launch_shape(M, N, K)
         self.a = self.K4 != K or a % 16 != 0
         self.b = self.K4 != K or self.N4 != N or b % 16 != 0
         self.c = self.N4 != N or c % 16 != 0
@@ -105,14 +109,15 @@ class Padding:
             gpu.fill_u32(space["C"], 0, self.M * self.N4)
         return space
 
-    def launcher(self, gpu, cubin_path, variant, d_a, d_b, d_c):
+    def launcher(self, gpu, cubin_path, d_a, d_b, d_c):
         """A call that copies in, multiplies, copies out: one launch of the step, on the default stream. The
         workspace is the session's, one per variant and shape."""
+        variant = self.variant
         key = ("workspace", variant.id, self.M, self.N, self.K)
         space = gpu.kept(key, lambda: self._workspace(gpu))
         a, b, c = space.get("A", d_a), space.get("B", d_b), space.get("C", d_c)
         M, N, K, N4, K4 = self.M, self.N, self.K, self.N4, self.K4
-        multiply = launcher(gpu, cubin_path, dataclasses.replace(variant, align_rows=None), M, N4, K4, a, b, c)
+        multiply = _kernel_launcher(gpu, cubin_path, variant, M, N4, K4, a, b, c)
         copy = gpu.load_function(cubin_path, variant.align_rows, "PiiiPiii")
         block = (COPY_THREADS, 1, 1)
         steps = []
