@@ -79,10 +79,10 @@ def copy_grid(rows: int, cols: int) -> tuple[int, int, int]:
 
 class Padding:
     """Where a TMA kernel's operands must be copied for their rows to start on 16 bytes (step 24): with K4, N4
-    = K and N rounded up to multiples of 4 (the variant's launch_shape), A into M x K4 (where K is not a multiple of 4 or A's address not on
-    16 bytes), B into K4 x N4 (where K or N is not, or B's address), C computed into M x N4 and copied back
-    (where N is not, or C's address); the added rows and columns zero. The kernel then multiplies the (M, N4,
-    K4) problem, which the copy engine describes."""
+    = K and N rounded up to multiples of 4 (the variant's launch_shape), A into M x K4 (where K is not a
+    multiple of 4 or A's address not on 16 bytes), B into K4 x N4 (where K or N is not, or B's address), C
+    computed into M x N4 and copied back (where N is not, or C's address); the added rows and columns zero.
+    The kernel then multiplies the (M, N4, K4) problem, which the copy engine describes."""
 
     def __init__(self, variant, M: int, N: int, K: int, a: int, b: int, c: int):
         self.variant, self.M, self.N, self.K = variant, M, N, K
