@@ -119,10 +119,17 @@ __device__ __forceinline__ void cluster_sync()
 // the instruction's default semantics (release at CTA scope), as CUTLASS's cluster barriers arrive: what it
 // orders is this warp's finished reads of its own block's stage. Written .release.cluster, ptxas puts a
 // MEMBAR.ALL.GPU before each arrival, and step 22 ran at 40% of step 21's rate (measured on the H100).
-__device__ __forceinline__ void mbarrier_arrive_cluster(uint64_t* bar, unsigned rank)
+// The address, in the cluster's shared-memory window, of what lies at `p`'s offset in block `rank`'s shared memory.
+__device__ __forceinline__ unsigned cluster_address(const void* p, unsigned rank)
 {
     unsigned remote;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem_address(bar)), "r"(rank));
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem_address(p)), "r"(rank));
+    return remote;
+}
+
+__device__ __forceinline__ void mbarrier_arrive_cluster(uint64_t* bar, unsigned rank)
+{
+    const unsigned remote = cluster_address(bar, rank);
     asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
 }
 
@@ -132,15 +139,13 @@ __device__ __forceinline__ void mbarrier_arrive_cluster(uint64_t* bar, unsigned 
 // arrival released.
 __device__ __forceinline__ void store_cluster(int* p, unsigned rank, int value)
 {
-    unsigned remote;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem_address(p)), "r"(rank));
+    const unsigned remote = cluster_address(p, rank);
     asm volatile("st.shared::cluster.u32 [%0], %1;" ::"r"(remote), "r"(value) : "memory");
 }
 
 __device__ __forceinline__ void mbarrier_arrive_release_cluster(uint64_t* bar, unsigned rank)
 {
-    unsigned remote;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem_address(bar)), "r"(rank));
+    const unsigned remote = cluster_address(bar, rank);
     asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
 }
 

@@ -28,8 +28,6 @@ for spec in [args.base + "="] + args.exps:
     extra = {f.split("@")[0]: (f.split("@")[1] if "@" in f else 1) for f in filter(None, flags.split(":"))}
     box_rows = extra.pop("BOXROWS", None)   # the C map's box rows, not a define
     v = dataclasses.replace(base, defines={**base.defines, **extra}) if name == args.base or extra else reg[name]
-    if "C_PARTS" in extra:   # the buffer for C grows: the shared memory a block asks for
-        v = dataclasses.replace(v, shared_expr=f"STAGES*(BM + BN)*BK*4 + BN*64*4*{extra['C_PARTS']} + 1024")
     if box_rows:
         v = dataclasses.replace(v, maps_expr=tuple((m, (str(box_rows), "32") if m == "C" else box)
                                                    for m, box in v.maps_expr))
