@@ -275,8 +275,9 @@ class BackToBack:
         per_launch = max(launch_ms, 1e-4)
         self.per_chunk = min(SUSTAIN_CHUNK, max(1, int(SUSTAIN_CHUNK_S * 1e3 / per_launch)))
         self.ahead = max(2, min(int(SUSTAIN_AHEAD_S * 1e3 / (self.per_chunk * per_launch)), QUEUED // self.per_chunk))
-        self.chunks, self.finished = [], [(time.perf_counter(), 0)]   # (host time, launches finished by then)
-        self.closed = []   # (host time seen finished, launches finished with it, the event that closed it), a chunk
+        # (host time a chunk was seen finished, launches finished with it, the event that closed it); the start
+        # first, with no event
+        self.chunks, self.finished = [], [(time.perf_counter(), 0, None)]
 
     @property
     def done(self) -> int:
@@ -297,8 +298,7 @@ class BackToBack:
             self._finished(now, self.chunks.pop(0))
 
     def _finished(self, now: float, event) -> None:
-        self.finished.append((now, self.done + self.per_chunk))
-        self.closed.append((now, self.done, event))
+        self.finished.append((now, self.done + self.per_chunk, event))
 
     def drain(self) -> None:
         """Wait for the chunks queued, each finish timed (the last ones come after any window's end)."""
@@ -308,13 +308,13 @@ class BackToBack:
 
     def between(self, t0: float, t1: float) -> float:
         """Launches finished between host times t0 and t1, interpolated between the finishes seen."""
-        times, done = zip(*self.finished)
+        times, done, _ = zip(*self.finished)
         return float(np.interp(t1, times, done) - np.interp(t0, times, done))
 
     def timed_between(self, t0: float, t1: float) -> tuple[int, float]:
         """(launches, seconds) from the first to the last chunk seen finished between host times t0 and t1, by
         the events that closed them: whole launches, GPU time; (0, 0.0) where fewer than two were seen."""
-        inside = [(done, event) for seen, done, event in self.closed if t0 <= seen <= t1]
+        inside = [(done, event) for seen, done, event in self.finished[1:] if t0 <= seen <= t1]
         if len(inside) < 2:
             return 0, 0.0
         (done0, event0), (done1, event1) = inside[0], inside[-1]

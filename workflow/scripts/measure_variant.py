@@ -76,7 +76,7 @@ def measure_all(snakemake, variant, seed, problems, measured):
     inp, timing = snakemake.input, snakemake.params.timing
     parts = timing.contexts if variant.is_gpu else 1
     pooled = {}   # (M, N, K) -> bench.Pooled
-    arrays = {}   # (M, N, K) -> its A and B, read once
+    arrays = {}   # (M, N, K) -> its A and B, read once, kept while a later context still takes the shape
     for part in range(parts):
         with contextlib.ExitStack() as stack:
             session = None
@@ -106,6 +106,7 @@ def measure_all(snakemake, variant, seed, problems, measured):
                                          else None)
                 measured[key] = rows
                 if not variant.is_gpu or pooled[key].done or not rows["verified"].iloc[0]:
+                    arrays.pop(key)   # no later context takes this shape: its A and B go
                     print(f"{variant.id} {shape.tag}: " + bench.describe(rows), flush=True)
 
 
