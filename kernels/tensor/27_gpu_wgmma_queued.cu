@@ -28,9 +28,10 @@
 // Counter that shows it: DRAM bytes read (ncu), lower, at 8192: 2.93 -> 2.46
 // GB on the H100 (step 25: 2.50). At 4096 (the study's Nsight Compute size,
 // four tiles a cluster) the bytes do not move (0.298 GB) and the tensor pipe's
-// busy share does, higher: 90.2 -> 91.6% (at 8192: 92.9 -> 94.1%). Measured there with devbench, two rounds against steps 25 and 26:
-// 97.5% of cuBLAS TF32 at 4096 (both rounds), 96.8-96.9% at 8192, 96.0-98.1%
-// at 2048, 222-224% at 4096x4096x4095.
+// busy share does, higher: 90.2 -> 91.6% (at 8192: 92.9 -> 94.1%). Measured
+// there with devbench, two rounds against steps 25 and 26: 97.5% of cuBLAS
+// TF32 at 4096 (both rounds), 96.8-96.9% at 8192, 96.0-98.1% at 2048,
+// 222-224% at 4096x4096x4095.
 //
 // Ragged sizes: as step 26. The result is bit for bit step 25's (each element
 // the same sum in the same order, whichever cluster computes it); a GPU test
