@@ -207,3 +207,28 @@ def test_a_malformed_needs_says_what_it_should_be(tmp_path, needs):
     path.write_text(yaml.safe_dump(registry))
     with pytest.raises(StudyError, match="needs is an nvcc target such as sm_80 or sm_90a"):
         load_registry(path, check_files=False)
+
+
+def test_a_kernel_takes_a_launch_number_where_its_entry_says_so(registry):
+    """launch.py passes the launch's number after C to the variants with `launch_number` (steps 15 to 17), and
+    to no others: each kernel's parameter list must agree, or the launch would read past its parameters."""
+    import re
+    numbered = set()
+    for v in registry.values():
+        if v.backend != "cuda":
+            continue
+        text = v.file.read_text()
+        params = re.search(rf"\b{v.kernel}\s*\(([^)]*)\)", text, re.S).group(1)
+        if re.search(r"unsigned\s+launch\s*$", params):
+            numbered.add(v.id)
+    assert numbered == {v.id for v in registry.values() if v.launch_number}
+    assert numbered == {"gpu_stream_k", "gpu_deep_slices", "gpu_hybrid_stream_k"}
+
+
+@pytest.mark.parametrize("vid, value", [("gpu_stream_k", "yes"), ("gpu_wgmma_queued", True), ("cublas", True)])
+def test_a_bad_launch_number_entry_is_named(vid, value):
+    from matmulstudy.study.registry import parse_variants
+    registry = load_registry()
+    entries = [dict(e, launch_number=value) if e["id"] == vid else dict(e) for e in registry.raw["variants"]]
+    with pytest.raises(StudyError, match="launch_number is true or false, on a cuda kernel without tensor_maps"):
+        parse_variants(entries, chapters=registry.raw.get("chapters"))

@@ -26,14 +26,15 @@
 // hybrid, whole waves first and only the last ones shared out, is step 17.)
 //
 // The pieces of a cut tile are added in a fixed order, so that a result is
-// the same bit for bit on every run (an atomicAdd fix-up would not be): the
+// the same bit for bit on every run on one GPU model (an atomicAdd fix-up
+// would not be; a GPU with another number of SMs cuts other pieces): the
 // piece that holds slice 0 is stored into C, and the piece that starts at
 // slice s waits until progress[owner] == s (the slices already summed into
-// C), adds its sums to C, and sets progress[owner] to its end (0 again when
-// the tile is done, ready for the next launch). A block walks its range
-// backwards, so that the piece it owns the slice 0 of comes first and the
-// one it must wait for comes last; it waits only for blocks numbered before
-// it, which have started: no deadlock, whatever the grid and the occupancy.
+// C), adds its sums to C, and sets progress[owner] to its end. A block
+// walks its range backwards, so that the piece it owns the slice 0 of comes
+// first and the one it must wait for comes last; it waits only for blocks
+// numbered before it, which have started: no deadlock, whatever the grid and
+// the occupancy.
 //
 // Every element is still a sum over k in order, in at most a few partial
 // sums added in k order: the error bound of every other step holds.
@@ -44,21 +45,22 @@
 // 2 / 1.18 of the waves above; the main loop's instruction mix is step 14's.
 //
 // Ragged sizes and alignment: as step 13, and more blocks than slices
-// (1 x 1 x 1) leave blocks with nothing to do. One launch at a time per
-// process: the ticket and progress counters are the module's globals (the
-// study's harness launches one kernel at a time).
+// (1 x 1 x 1) leave blocks with nothing to do. Launches share no state: the
+// ticket and progress[] are marked with the launch's number, its last
+// parameter, which the host counts (stream_k.cuh says how; a planted leftover
+// of another launch is ignored, and a GPU test shows it).
 //
 // Parameters (-D defines from kernels/registry.yaml): as step 13.
 
-#include "../common/stream_k.cuh"   // tickets, the range walk and its fix-up, the sharing out (take_ticket, stream_k, retire)
+#include "../common/stream_k.cuh"   // tickets, the range walk and its fix-up, the sharing out (take_ticket, stream_k)
 
 extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM)
-gpu_stream_k(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C)
+gpu_stream_k(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
+             unsigned launch)
 {
     __shared__ __align__(16) Tiles s;
     __shared__ int number;
-    const long long W = take_ticket(number);
+    const long long W = take_ticket(number, launch);
 
-    stream_k(s, A, B, C, M, N, K, number, W);
-    retire(W);
+    stream_k(s, A, B, C, M, N, K, number, W, launch);
 }

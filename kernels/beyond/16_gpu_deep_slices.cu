@@ -29,15 +29,15 @@
 //
 // Parameters (-D defines from kernels/registry.yaml): as step 13.
 
-#include "../common/stream_k.cuh"   // tickets, the range walk and its fix-up, the sharing out (take_ticket, stream_k, retire)
+#include "../common/stream_k.cuh"   // tickets, the range walk and its fix-up, the sharing out (take_ticket, stream_k)
 
 extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM)
-gpu_deep_slices(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C)
+gpu_deep_slices(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,
+                float* __restrict__ C, unsigned launch)
 {
     __shared__ __align__(16) Tiles s;
     __shared__ int number;
-    const long long W = take_ticket(number);
+    const long long W = take_ticket(number, launch);
 
-    stream_k(s, A, B, C, M, N, K, number, W);
-    retire(W);
+    stream_k(s, A, B, C, M, N, K, number, W, launch);
 }

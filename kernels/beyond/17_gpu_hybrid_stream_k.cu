@@ -24,19 +24,19 @@
 // (sm_balance near 1); at 1537 x 3001 x 997 (312 tiles, 264 blocks: one
 // wave and 48 tiles) nothing changes, every tile is still shared out.
 //
-// Ragged sizes and alignment: as step 13. One launch at a time per process,
-// as step 15.
+// Ragged sizes and alignment: as step 13. Launches share no state, as step
+// 15's.
 //
 // Parameters (-D defines from kernels/registry.yaml): as step 13.
-#include "../common/stream_k.cuh"   // tickets, the range walk and the fix-up (take_ticket, multiply_range, retire)
+#include "../common/stream_k.cuh"   // tickets, the range walk and the fix-up (take_ticket, multiply_range)
 
 extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM)
 gpu_hybrid_stream_k(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,
-                    float* __restrict__ C)
+                    float* __restrict__ C, unsigned launch)
 {
     __shared__ __align__(16) Tiles s;
     __shared__ int number;
-    const long long W = take_ticket(number);
+    const long long W = take_ticket(number, launch);
 
     const long long tiles = (long long)((M + BM - 1) / BM) * ((N + BN - 1) / BN), per_tile = (K + BK - 1) / BK;
     const long long waves = tiles / W, rest = tiles % W;
@@ -47,9 +47,8 @@ gpu_hybrid_stream_k(int M, int N, int K, const float* __restrict__ A, const floa
     for (long long tile = number;; tile += W) {   // whole tiles wave by wave, in row-major order; then the rest
         const bool shared = tile >= whole;         // (one call site: ptxas then fits it in 128 registers)
         multiply_range(s, A, B, C, M, N, K, shared ? whole : tile, shared ? number * S / W : 0,
-                       shared ? (number + 1) * S / W : per_tile, shared ? S : per_tile, shared ? W : 1);
+                       shared ? (number + 1) * S / W : per_tile, shared ? S : per_tile, shared ? W : 1, launch);
         if (shared)
             break;
     }
-    retire(W);
 }

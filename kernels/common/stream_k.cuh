@@ -2,34 +2,83 @@
 // blocks' ticket numbers, the walk over a block's range of K-slices with the
 // fix-up of the tiles it cuts, and step 15's sharing out of the slices.
 // Step 15's header explains them; step 17 shares out differently.
+//
+// Launches that share no state. The blocks of a launch meet through two
+// places in global memory: the ticket that numbers them, and progress[], how
+// far each cut tile's sum has got in C. Each value there is marked with the
+// number of the launch that wrote it (the kernels' last parameter, counted
+// by the host: matmulstudy/gpu/launch.py, `launch_number` in the registry),
+// and a launch reads only values with its own mark. So nothing needs resetting
+// at the end of a launch, and whatever an earlier launch left behind, finished
+// or not, is ignored by the next: the first block of a launch to see another
+// launch's mark on the ticket sets it to (this launch, 0). Two launches of
+// one module in flight at once, on two streams, would still take each other's
+// tickets: the study launches one at a time, and a block that finds itself
+// numbered past its grid stops the launch.
+//
+// Every wait is bounded: a block that has waited WAIT_LIMIT_NS (10 s, far
+// longer than any cut tile takes here, under compute-sanitizer too) for the
+// pieces before its own stops the launch, so a broken hand-over fails instead
+// of hanging the GPU. Stopping is __trap(): the launch ends with CUDA's "an
+// illegal instruction was encountered", which the study records as the
+// variant's failed run. From this header, that error means one of the two: a
+// block numbered past the grid, or a wait of 10 s. (A printf of which one costs the main
+// loops registers: ptxas spilled in steps 16 and 17.)
+//
+// The pieces of a cut tile are added in a fixed order, so a result is the same
+// bit for bit on every run on one GPU model; on a GPU with another number of
+// SMs the grid, the pieces and so the last bits of the sums change.
 
 #pragma once
 
 #include "pipeline.cuh"   // the pipelined main loop (multiply_slices) and the epilogue (store_tile)
 
-constexpr int MAX_BLOCKS = 4096;                  // progress[] has a place per block
-__device__ unsigned int ticket = 0, retired = 0;  // blocks started and finished in this launch
-__device__ unsigned int progress[MAX_BLOCKS];     // per cut tile (by the block owning its slice 0): slices in C
+constexpr int MAX_BLOCKS = 4096;                        // progress[] has a place per block
+constexpr unsigned long long WAIT_LIMIT_NS = 10000000000ull;
+__device__ unsigned long long ticket;                   // (launch << 32) | blocks numbered in that launch
+__device__ unsigned long long progress[MAX_BLOCKS];     // per cut tile (by the block owning its slice 0):
+                                                        // (launch << 32) | slices summed into C
+
+__device__ __forceinline__ unsigned long long marked(unsigned launch, unsigned value)
+{
+    return (unsigned long long)launch << 32 | value;
+}
+
+// The launch's end (see above), out of line: with the __trap() inlined into take_ticket, ptxas spilled 192
+// bytes in step 17's main loop, which ran 18% slower at 4096 (measured on the H100).
+__device__ __noinline__ void stop() { __trap(); }
 
 // This block's number, 0 ... W-1, in the order the blocks start: a block
 // only ever waits for one numbered before it, which is running already.
-__device__ __forceinline__ long long take_ticket(int& number)
+__device__ __forceinline__ long long take_ticket(int& number, unsigned launch)
 {
     const long long W = (long long)gridDim.x * gridDim.y;
     if (W > MAX_BLOCKS)
-        __trap();   // a grid larger than progress[]: the launch fails, not the result
-    if (threadIdx.x == 0)
-        number = atomicAdd(&ticket, 1);
+        stop();   // a grid larger than progress[]: the launch fails, not the result
+    if (threadIdx.x == 0) {
+        const unsigned long long seen = atomicAdd(&ticket, 0ull);
+        if (seen >> 32 != launch)   // another launch's: the first block to get here starts this launch's count
+            atomicCAS(&ticket, seen, marked(launch, 0));
+        const unsigned long long mine = atomicAdd(&ticket, 1ull);
+        if (mine >> 32 != launch || (mine & 0xFFFFFFFFu) >= W)
+            stop();   // numbered past the grid: another launch of this module is taking tickets
+        number = int(mine & 0xFFFFFFFFu);
+    }
     __syncthreads();
     return W;
 }
 
-// The last block out resets the tickets for the next launch.
-__device__ __forceinline__ void retire(long long W)
+// Thread 0: wait until the pieces of the tile before this one have summed `from` slices into C.
+__device__ __forceinline__ void wait_for(const unsigned long long* done, unsigned launch, int from)
 {
-    if (threadIdx.x == 0 && atomicAdd(&retired, 1) == W - 1) {
-        atomicExch(&ticket, 0);
-        atomicExch(&retired, 0);
+    const unsigned long long want = marked(launch, from);
+    unsigned long long start, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    while (atomicAdd(const_cast<unsigned long long*>(done), 0ull) != want) {
+        __nanosleep(64);
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+        if (now - start > WAIT_LIMIT_NS)
+            stop();   // waited 10 s
     }
 }
 
@@ -42,10 +91,13 @@ __device__ __forceinline__ int owner_of(long long x, long long S, long long W) {
 // backwards: the piece this block owns the slice 0 of comes first, the one
 // it must wait for last. A piece holding slice 0 is stored into C; a later
 // piece waits until progress[owner] equals its first slice, adds, and moves
-// progress on (to 0 when the tile is done, ready for the next launch).
+// progress on. A block owns slice 0 of at most one cut tile a launch (any
+// later tile that starts in its range ends in it too: it goes whole), so its
+// place in progress[] serves one tile a launch.
 __device__ __forceinline__ void multiply_range(Tiles& s, const float* __restrict__ A, const float* __restrict__ B,
                                                float* __restrict__ C, int M, int N, int K, long long tile0,
-                                               long long first, long long end, long long S, long long W)
+                                               long long first, long long end, long long S, long long W,
+                                               unsigned launch)
 {
     const int tiles_n = (N + BN - 1) / BN, per_tile = (K + BK - 1) / BK;
     while (end > first) {
@@ -58,13 +110,12 @@ __device__ __forceinline__ void multiply_range(Tiles& s, const float* __restrict
         if (from == 0 && to == per_tile) {          // the whole tile
             store_tile(C, M, N, acc, p);
         } else {                                     // a piece: in k order, through C
-            unsigned int* const done = &progress[owner_of(tile_first, S, W)];
+            unsigned long long* const done = &progress[owner_of(tile_first, S, W)];
             if (from == 0) {
                 store_tile(C, M, N, acc, p);
             } else {
                 if (threadIdx.x == 0)
-                    while (atomicAdd(done, 0) != (unsigned)from)
-                        __nanosleep(64);
+                    wait_for(done, launch, from);
                 __syncthreads();
                 __threadfence();
                 store_tile<true>(C, M, N, acc, p);
@@ -72,7 +123,7 @@ __device__ __forceinline__ void multiply_range(Tiles& s, const float* __restrict
             __threadfence();   // this piece's C before the progress that announces it
             __syncthreads();
             if (threadIdx.x == 0)
-                atomicExch(done, to == per_tile ? 0 : to);
+                atomicExch(done, marked(launch, to));
         }
         end = tile_first + from;
     }
@@ -83,10 +134,12 @@ __device__ __forceinline__ void multiply_range(Tiles& s, const float* __restrict
 // in pieces would cost more than the idle eighth). When the tiles fill whole waves, the ranges are whole
 // tiles anyway.
 __device__ __forceinline__ void stream_k(Tiles& s, const float* __restrict__ A, const float* __restrict__ B,
-                                         float* __restrict__ C, int M, int N, int K, long long number, long long W)
+                                         float* __restrict__ C, int M, int N, int K, long long number, long long W,
+                                         unsigned launch)
 {
     const long long tiles = (long long)((M + BM - 1) / BM) * ((N + BN - 1) / BN), per_tile = (K + BK - 1) / BK;
     const bool one_wave = tiles < W && tiles * 8 >= W * 7;
     const long long S = (one_wave ? W : tiles) * per_tile;   // one wave: as if W tiles, the last ones empty
-    multiply_range(s, A, B, C, M, N, K, 0, number * S / W, min((number + 1) * S / W, tiles * per_tile), S, W);
+    multiply_range(s, A, B, C, M, N, K, 0, number * S / W, min((number + 1) * S / W, tiles * per_tile), S, W,
+                   launch);
 }

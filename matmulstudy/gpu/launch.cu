@@ -142,7 +142,10 @@ int main(int argc, char** argv)
         std::fprintf(stderr, "launch: cuTensorMapEncodeTiled refused a map\n");
         return 1;
     }
-    void* args[] = {&M, &kN, &kK, &ka, &kb, &kc, &maps[0], &maps[1], &maps[2]};   // the kernel reads what it takes
+    // The kernel reads what it takes: after C its tensor maps, or a launch number (1; stream_k.cuh's steps).
+    unsigned launch_number = 1;
+    void* args[] = {&M, &kN, &kK, &ka, &kb, &kc, nmaps ? static_cast<void*>(&maps[0]) : &launch_number, &maps[1],
+                    &maps[2]};
     CHECK(cudaLaunchKernel((const void*)kernel, grid, block, args, shared, nullptr));
     CHECK(cudaGetLastError());
     if (pad_c)

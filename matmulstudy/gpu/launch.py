@@ -4,7 +4,9 @@ thread block clusters, and the tensor maps of a kernel fed by the copy engine.
 The geometry comes from the registry entry (study/variant.py) and the GPU's
 multiprocessor count (a persistent kernel's grid). A kernel that takes
 tensor maps is loaded and launched through the driver (tma.py says why);
-every other one through PyCUDA. A variant with `align_rows` (step 24) has
+every other one through PyCUDA; one with `launch_number` (steps 15 to 17)
+gets a new number at every launch (LAUNCHES), with which its kernel marks
+what it leaves in global memory. A variant with `align_rows` (step 24) has
 operands whose rows are off 16 bytes copied first, into zero-padded
 workspace made once per shape (Padding), and its result copied back, all
 in the one launch. The native launcher that compute-sanitizer runs
@@ -13,10 +15,13 @@ in the one launch. The native launcher that compute-sanitizer runs
 
 from __future__ import annotations
 
+import itertools
+
 from ..errors import StudyError
 from . import tma
 
 DEFAULT_SHARED_LIMIT = 48 * 1024   # dynamic shared memory a kernel may take before its limit is raised
+LAUNCHES = itertools.count(1)      # the launch numbers of the process (0: what a module's state starts with)
 
 
 def launcher(gpu, cubin_path, variant, M: int, N: int, K: int, d_a, d_b, d_c):
@@ -46,9 +51,13 @@ def _kernel_launcher(gpu, cubin_path, variant, M: int, N: int, K: int, d_a, d_b,
             grid = resident_grid(variant, grid, kernel.max_active_clusters(grid, block))
         maps = tma.map_arguments(variant.tensor_maps, M, N, K, {"A": int(d_a), "B": int(d_b), "C": int(d_c)})
         return kernel.launcher(grid, block, M, N, K, int(d_a), int(d_b), int(d_c), maps)
-    func = gpu.load_function(cubin_path, variant.kernel)
+    func = gpu.load_function(cubin_path, variant.kernel, "iiiPPPI" if variant.launch_number else "iiiPPP")
     if shared > DEFAULT_SHARED_LIMIT:
         func.set_attribute(gpu.cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
+    if variant.launch_number:
+        def launch():
+            func.prepared_call(grid, block, M, N, K, d_a, d_b, d_c, next(LAUNCHES) % 2**32, shared_size=shared)
+        return launch
 
     def launch():
         func.prepared_call(grid, block, M, N, K, d_a, d_b, d_c, shared_size=shared)

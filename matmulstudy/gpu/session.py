@@ -147,3 +147,8 @@ class GpuSession:
         func = self._modules[path].get_function(name)
         func.prepare(arg_types)
         return func
+
+    def module_global(self, cubin_path, name: str) -> tuple[int, int]:
+        """The device address and bytes of a __device__ variable of a cubin loaded by load_function."""
+        address, size = self._modules[str(cubin_path)].get_global(name)
+        return int(address), int(size)

@@ -37,7 +37,7 @@ ROLES = ("step", "reference", "cpu_baseline")
 BASELINES = "baselines"   # the folder of the kernels that are no step (a step's is its chapter's)
 _KEYS = {"id", "backend", "file", "kernel", "title", "source", "defines", "block", "tile", "grid",
          "flop_per_byte", "dtypes", "precision", "role", "chapter", "max_size", "search", "shows", "needs",
-         "shared", "tensor_maps", "cluster", "align_rows"}
+         "shared", "tensor_maps", "cluster", "align_rows", "launch_number"}
 _CHAPTER_KEYS = {"id", "title", "precision"}
 DTYPES = {"float32": "float", "int32": "int"}   # dtype -> the kernels' ELEM
 
@@ -114,7 +114,9 @@ def _parse_entry(i: int, raw: dict, kernels_dir: Path, chapters: dict, check_fil
                       shows=_parse_shows(raw.get("shows"), role, where), needs=_parse_needs(raw.get("needs"), backend, where),
                       shared_expr=raw.get("shared"), cluster_expr=tuple(raw.get("cluster") or ()),
                       maps_expr=_parse_tensor_maps(raw.get("tensor_maps"), backend, where),
-                      align_rows=_parse_align_rows(raw.get("align_rows"), raw.get("tensor_maps"), where))
+                      align_rows=_parse_align_rows(raw.get("align_rows"), raw.get("tensor_maps"), where),
+                      launch_number=_parse_launch_number(raw.get("launch_number"), backend, raw.get("tensor_maps"),
+                                                         where))
     if variant.shared_expr is not None and backend != "cuda":
         raise StudyError(f"{where}: shared (dynamic shared memory bytes) is for cuda kernels")
     if backend == "cuda":
@@ -150,6 +152,17 @@ def _parse_align_rows(raw, maps, where: str) -> str | None:
     if not isinstance(raw, str) or not re.fullmatch(r"[A-Za-z_]\w*", raw) or not maps:
         raise StudyError(f"{where}: align_rows names the copy kernel of its file (a C identifier), on a variant "
                          "with tensor_maps")
+    return raw
+
+
+def _parse_launch_number(raw, backend: str, maps, where: str) -> bool:
+    """launch_number: true where the kernel takes the launch's number after C (steps 15 to 17: their state in
+    global memory is marked with it, kernels/common/stream_k.cuh); a cuda kernel without tensor_maps."""
+    if raw is None:
+        return False
+    if not isinstance(raw, bool) or backend != "cuda" or maps:
+        raise StudyError(f"{where}: launch_number is true or false, on a cuda kernel without tensor_maps "
+                         f"(it then takes an unsigned launch number after C); got {raw!r}")
     return raw
 
 

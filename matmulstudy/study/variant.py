@@ -71,6 +71,7 @@ class Variant:
     cluster_expr: tuple = ()   # blocks of a thread block cluster (x, y), expressions of the defines
     maps_expr: tuple = ()   # ((matrix, (box rows, box cols)), ...): TMA maps it takes after C (gpu/tma.py)
     align_rows: str | None = None   # the kernel of its file that copies operands whose rows are off 16 bytes
+    launch_number: bool = False   # its kernel takes the launch's number after C (kernels/common/stream_k.cuh)
 
     def unsupported(self, arch: str | None) -> str | None:
         """Why this variant cannot run in a study built for `arch` (sm_NN or sm_NNa), or None. sm_NN needs
