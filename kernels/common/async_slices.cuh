@@ -1,0 +1,175 @@
+// The main loop of the FP32 steps that copy their slices with cp.async
+// (28 and later; a change here rebuilds them): the block's tile multiplied
+// over all of K, each slice copied from global straight into shared memory
+// by the SM's asynchronous copies, into one of two buffers, while the other
+// is multiplied.
+//
+// Step 28's header says what changes from step 17 and why. The pieces:
+// - AsyncTiles: the two buffers. A is stored transposed (a[k][i]), so that
+//   the math reads both operands along k with LDS.128, as in steps 12-17; its
+//   rows are padded by 4 floats, so that the 32 four-byte copies of a warp
+//   (8 k by 4 rows of A) land in 32 different banks.
+// - Copies: a thread's share of a slice, 4-byte cp.async each. Which of its
+//   copies lie inside M and N is worked out once per block (masks); a copy
+//   outside is not made, and past K (the first slice only) it writes zeros.
+// - multiply_async: the ragged slice first. K = (slices - 1) * BK + first,
+//   1 <= first <= BK: slice 0 holds k < first (the rest of its rows zero),
+//   and every later slice is whole, so the loop tests no k.
+//
+// Parameters (-D defines from kernels/registry.yaml): as pipeline.cuh's.
+
+#pragma once
+
+#include "pipeline.cuh"   // the thread tile's layout (Place), its FMAs (outer_product), the epilogue (store_tile)
+
+constexpr int A_LD = BM + 4;   // floats from one k-row of A's buffer to the next
+static_assert(THREADS % BK == 0 && THREADS % BN == 0 && BM * BK % THREADS == 0 && BK * BN % THREADS == 0,
+              "each thread copies whole columns of the slice: THREADS must be a multiple of BK and BN");
+
+struct AsyncTiles {                    // the block's shared memory: two buffers of one slice each
+    float a[2][BK][A_LD];              // a[buf][k][i] = A(row0 + i, k0 + k)
+    float b[2][BK][BN];                // b[buf][k][j] = B(k0 + k, col0 + j)
+};
+
+// One 4-byte copy global -> shared (at a shared-memory address), of 4 zero bytes where `zero` (cp.async's
+// source size 0: nothing is read).
+__device__ __forceinline__ void copy_async(unsigned dst, const float* src, bool zero)
+{
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(dst), "l"(src), "r"(zero ? 0 : 4) : "memory");
+}
+
+__device__ __forceinline__ void copies_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+__device__ __forceinline__ void copies_wait() { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
+
+// A thread's copies of a slice: A_COPIES of A (column k = tid % BK of the slice, rows tid / BK + c * A_APART)
+// and B_COPIES of B (column tid % BN, k-rows tid / BN + c * B_APART). Copy number c of COPIES (A's first)
+// is issued at k = c % (BK / 2) of the slice before: spread over the FMAs of its first half, so that the
+// second half's hide their latency. A copy whose row of A lies past M, or whose column of B past N, is not
+// made at all: what its place in shared memory holds reaches only accumulators of rows or columns outside C,
+// which are never stored. Past K (the first slice only) the copy writes zeros, from an address inside the
+// matrix.
+struct Copies {
+    static constexpr int A_COPIES = BM * BK / THREADS, B_COPIES = BK * BN / THREADS, COPIES = A_COPIES + B_COPIES;
+    static constexpr int A_APART = THREADS / BK, B_APART = THREADS / BN;
+    static constexpr unsigned A_BUFFER = BK * A_LD * 4, B_BUFFER = BK * BN * 4;   // bytes from buffer 0 to 1
+    const float* a;      // A(row, k0 + k) of this thread's first row: the next slice's
+    const float* b;      // B(k0 + kb, col) of this thread's first k-row
+    unsigned a_step, b_step;   // floats from one of its copies to the next: A_APART rows of A, B_APART of B
+    unsigned to_a, to_b;       // the shared-memory address of its first copy of A, and of B, in buffer 0
+    unsigned rows;             // bit c: copy c's row of A lies inside M
+    bool column;               // its column of B lies inside N
+    int k, kb;
+
+    __device__ __forceinline__ Copies(const AsyncTiles& s, const float* __restrict__ A, const float* __restrict__ B,
+                                      int M, int N, int K, int row0, int col0, int tid)
+        : a_step(A_APART * K), b_step(B_APART * N), rows(0), column(col0 + tid % BN < N), k(tid % BK),
+          kb(tid / BN)
+    {
+        const int i = tid / BK, j = tid % BN;
+#pragma unroll
+        for (int c = 0; c < A_COPIES; ++c)
+            rows |= unsigned(row0 + i + c * A_APART < M) << c;
+        a = A + (size_t)min(row0 + i, M - 1) * K + min(k, K - 1);   // inside the matrix, as a zero copy's source
+        b = B + (size_t)min(kb, K - 1) * N + min(col0 + j, N - 1);
+        to_a = static_cast<unsigned>(__cvta_generic_to_shared(&s.a[0][k][i]));
+        to_b = static_cast<unsigned>(__cvta_generic_to_shared(&s.b[0][kb][j]));
+    }
+
+    // Copy c of a whole slice into buffer `buf`, if there is a next slice (`more`).
+    __device__ __forceinline__ void issue(int buf, int c, bool more = true) const
+    {
+        if (c < A_COPIES) {
+            if (more && (rows >> c & 1))
+                copy_async(to_a + buf * A_BUFFER + c * A_APART * 4, a + c * a_step, false);
+        } else if (more && column) {
+            const int q = c - A_COPIES;
+            copy_async(to_b + buf * B_BUFFER + q * B_APART * BN * 4, b + q * b_step, false);
+        }
+    }
+
+    // Copy c of the first slice, whose first `depth` k-rows are inside K, into buffer 0: zeros past them.
+    __device__ __forceinline__ void issue_first(int c, int depth) const
+    {
+        if (c < A_COPIES) {
+            if (rows >> c & 1)
+                copy_async(to_a + c * A_APART * 4, k < depth ? a + c * a_step : a, k >= depth);
+        } else if (column) {
+            const int q = c - A_COPIES;
+            const bool zero = kb + q * B_APART >= depth;
+            copy_async(to_b + q * B_APART * BN * 4, zero ? b : b + q * b_step, zero);
+        }
+    }
+
+    // On to the next slice, `depth` k further.
+    __device__ __forceinline__ void advance(int depth, int N)
+    {
+        a += depth;
+        b += (size_t)depth * N;
+    }
+};
+
+// Shared -> registers: a thread's fragments of row k of a slice, TM values of A and TN of B, as LDS.128
+// (pipeline.cuh's load_fragments, on the padded buffers).
+__device__ __forceinline__ void load_fragments(float (&a)[TM], float (&b)[TN], const AsyncTiles& s, int buf, int k,
+                                               const Place& p)
+{
+#pragma unroll
+    for (int u = 0; u < TM / 4; ++u)
+        *reinterpret_cast<float4*>(&a[u * 4]) = *reinterpret_cast<const float4*>(&s.a[buf][k][p.m0 + u * STEP_M]);
+#pragma unroll
+    for (int u = 0; u < TN / 4; ++u)
+        *reinterpret_cast<float4*>(&b[u * 4]) = *reinterpret_cast<const float4*>(&s.b[buf][k][p.n0 + u * STEP_N]);
+}
+
+// One slice: its BK k-rows of FMAs, the next k's fragments loaded while each k's are multiplied, and the next
+// slice copied into the other buffer meanwhile (a share of its copies at each k of the first half; none after
+// the last slice, `more` false). At its end, once every thread's copies have landed (the barrier), the next
+// slice's first fragments are loaded. The last slice runs the same code, its copies predicated off and its
+// last loads unused. Two other shapes of this loop were slower on the H100 (notes/beyond_the_seeds.md): a
+// branch around the barrier kept ptxas from moving the last k's FMAs over the next slice's first loads (87%
+// of cuBLAS SGEMM at 4096); the last slice peeled off the loop made ptxas take 254 registers and put 176 of
+// the loop's 1,024 FFMAs on a register-bank conflict (two sources read from one bank of the register file),
+// against 102 this way (about 1 point).
+template <FmaOrder order>
+__device__ __forceinline__ void multiply_slice(float (&acc)[TM][TN], float (&a)[2][TM], float (&b)[2][TN],
+                                               AsyncTiles& s, int buf, Copies& copies, int N, const Place& p,
+                                               bool more)
+{
+#pragma unroll
+    for (int k = 0; k < BK; ++k) {
+        if (k < BK / 2)
+#pragma unroll
+            for (int c = k; c < Copies::COPIES; c += BK / 2)
+                copies.issue(1 - buf, c, more);
+        if (k < BK - 1)   // the next k's fragments, from this slice
+            load_fragments(a[(k + 1) % 2], b[(k + 1) % 2], s, buf, k + 1, p);
+        outer_product<order>(acc, a[k % 2], b[k % 2]);
+    }
+    copies.advance(BK, N);
+    copies_commit();
+    copies_wait();
+    __syncthreads();
+    load_fragments(a[0], b[0], s, 1 - buf, 0, p);
+}
+
+// acc += the block tile's product over all of K. One barrier per slice: after it, every copy into the buffer
+// just filled has landed (each thread waited for its own), and every read of the other buffer is done.
+template <FmaOrder order>
+__device__ __forceinline__ void multiply_async(float (&acc)[TM][TN], AsyncTiles& s, const float* __restrict__ A,
+                                               const float* __restrict__ B, int M, int N, int K, const Place& p)
+{
+    static_assert(BK % 2 == 0, "the fragments alternate by k: BK must be even");
+    Copies copies(s, A, B, M, N, K, p.row0, p.col0, p.tid);
+    const int slices = (K + BK - 1) / BK, first = K - (slices - 1) * BK;   // the ragged slice, done first
+#pragma unroll
+    for (int c = 0; c < Copies::COPIES; ++c)
+        copies.issue_first(c, first);
+    copies.advance(first, N);
+    copies_commit();
+    copies_wait();
+    __syncthreads();
+    float a[2][TM], b[2][TN];
+    load_fragments(a[0], b[0], s, 0, 0, p);
+    for (int t = 0, buf = 0; t < slices; ++t, buf ^= 1)
+        multiply_slice<order>(acc, a, b, s, buf, copies, N, p, t + 1 < slices);
+}
