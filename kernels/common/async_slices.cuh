@@ -20,7 +20,8 @@
 
 #pragma once
 
-#include "pipeline.cuh"   // the thread tile's layout (Place), its FMAs (outer_product), the epilogue (store_tile)
+#include "pipeline.cuh"   // the thread tile's layout (Place), its loads and FMAs (load_fragments, outer_product),
+                          // the epilogue (store_tile)
 
 constexpr int A_LD = BM + 4;   // floats from one k-row of A's buffer to the next
 static_assert(THREADS % BK == 0 && THREADS % BN == 0 && BM * BK % THREADS == 0 && BK * BN % THREADS == 0,
@@ -107,19 +108,6 @@ struct Copies {
         b += (size_t)depth * N;
     }
 };
-
-// Shared -> registers: a thread's fragments of row k of a slice, TM values of A and TN of B, as LDS.128
-// (pipeline.cuh's load_fragments, on the padded buffers).
-__device__ __forceinline__ void load_fragments(float (&a)[TM], float (&b)[TN], const AsyncTiles& s, int buf, int k,
-                                               const Place& p)
-{
-#pragma unroll
-    for (int u = 0; u < TM / 4; ++u)
-        *reinterpret_cast<float4*>(&a[u * 4]) = *reinterpret_cast<const float4*>(&s.a[buf][k][p.m0 + u * STEP_M]);
-#pragma unroll
-    for (int u = 0; u < TN / 4; ++u)
-        *reinterpret_cast<float4*>(&b[u * 4]) = *reinterpret_cast<const float4*>(&s.b[buf][k][p.n0 + u * STEP_N]);
-}
 
 // One slice: its BK k-rows of FMAs, the next k's fragments loaded while each k's are multiplied, and the next
 // slice copied into the other buffer meanwhile (a share of its copies at each k of the first half; none after

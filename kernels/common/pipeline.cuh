@@ -53,8 +53,9 @@ struct Place {
 };
 
 // Shared -> registers: a thread's fragments of row k of a slice, TM values
-// of A and TN of B, as LDS.128.
-__device__ __forceinline__ void load_fragments(float (&a)[TM], float (&b)[TN], const Tiles& s, int buf, int k,
+// of A and TN of B, as LDS.128 (from Tiles, or step 28's AsyncTiles).
+template <class Buffers>
+__device__ __forceinline__ void load_fragments(float (&a)[TM], float (&b)[TN], const Buffers& s, int buf, int k,
                                                const Place& p)
 {
 #pragma unroll
