@@ -6,7 +6,8 @@
 // CUTLASS's stream-K scheduler, which does the same (whole-tile waves, then
 // the remainder shared out); Stream-K's machinery is step 15's.
 //
-// What changes from step 16: which block computes what. Step 16 (15's
+// What changes from step 16: which block computes what
+// (kernels/common/stream_k.cuh, hybrid_stream_k). Step 16 (15's
 // decomposition) gives each block a contiguous run of slices in tile
 // order: at 8192^3 (4096 tiles, 264 blocks) block w works through tiles
 // 15.5 w ... 15.5 w + 15.5, so the 264 tiles in flight at any moment lie
@@ -28,7 +29,7 @@
 // 15's.
 //
 // Parameters (-D defines from kernels/registry.yaml): as step 13.
-#include "../common/stream_k.cuh"   // tickets, the range walk and the fix-up (take_ticket, multiply_range)
+#include "../common/stream_k.cuh"   // tickets, the range walk, the fix-up and the hybrid (take_ticket, hybrid_stream_k)
 
 extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM)
 gpu_hybrid_stream_k(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,
@@ -38,17 +39,5 @@ gpu_hybrid_stream_k(int M, int N, int K, const float* __restrict__ A, const floa
     __shared__ int number;
     const long long W = take_ticket(number, launch);
 
-    const long long tiles = (long long)((M + BM - 1) / BM) * ((N + BN - 1) / BN), per_tile = (K + BK - 1) / BK;
-    const long long waves = tiles / W, rest = tiles % W;
-    const long long whole = rest == 0 ? tiles                                  // whole waves only
-                          : waves == 0 ? (rest * 8 >= W * 7 ? tiles : 0)      // one wave: step 15's 7/8 rule
-                          : (waves - 1) * W;                                  // all but the last full wave
-    const long long S = (tiles - whole) * per_tile;                           // the rest, shared out as slices
-    for (long long tile = number;; tile += W) {   // whole tiles wave by wave, in row-major order; then the rest
-        const bool shared = tile >= whole;         // (one call site: ptxas then fits it in 128 registers)
-        multiply_range(s, A, B, C, M, N, K, shared ? whole : tile, shared ? number * S / W : 0,
-                       shared ? (number + 1) * S / W : per_tile, shared ? S : per_tile, shared ? W : 1, launch);
-        if (shared)
-            break;
-    }
+    hybrid_stream_k(s, A, B, C, M, N, K, number, W, launch);
 }

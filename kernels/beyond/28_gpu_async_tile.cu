@@ -34,7 +34,7 @@
 // Parameters (-D defines from kernels/registry.yaml): BM, BN, BK (block
 // tile), WM, WN (warp tile), TM, TN (thread tile), as pipeline.cuh's.
 
-#include "../common/async_slices.cuh"   // the copies and the main loop (multiply_async); store_tile
+#include "../common/async_slices.cuh"   // the copies and the main loop (multiply_slices); store_tile
 
 extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM)
 gpu_async_tile(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C)
@@ -42,6 +42,6 @@ gpu_async_tile(int M, int N, int K, const float* __restrict__ A, const float* __
     __shared__ __align__(16) AsyncTiles s;
     const Place p(blockIdx.y * BM, blockIdx.x * BN);
     float acc[TM][TN] = {};
-    multiply_async<FmaOrder::serpentine>(acc, s, A, B, M, N, K, p);
+    multiply_slices<FmaOrder::serpentine>(acc, s, A, B, M, N, K, p, 0, (K + BK - 1) / BK);
     store_tile(C, M, N, acc, p);
 }

@@ -12,7 +12,7 @@
 // - Copies: a thread's share of a slice, 4-byte cp.async each. Which of its
 //   copies lie inside M and N is worked out once per block (masks); a copy
 //   outside is not made, and past K (the first slice only) it writes zeros.
-// - multiply_async: the ragged slice first. K = (slices - 1) * BK + first,
+// - multiply_slices: the ragged slice first. K = (slices - 1) * BK + first,
 //   1 <= first <= BK: slice 0 holds k < first (the rest of its rows zero),
 //   and every later slice is whole, so the loop tests no k.
 //
@@ -140,24 +140,37 @@ __device__ __forceinline__ void multiply_slice(float (&acc)[TM][TN], float (&a)[
     load_fragments(a[0], b[0], s, 1 - buf, 0, p);
 }
 
-// acc += the block tile's product over all of K. One barrier per slice: after it, every copy into the buffer
-// just filled has landed (each thread waited for its own), and every read of the other buffer is done.
+// acc += the block tile's product over its K-slices [from, to) (all of them for step 28; Stream-K's ranges,
+// step 29). Slice 0 is the ragged one, k < first; slice t > 0 covers k = first + (t - 1) * BK, ... BK of them.
+// One barrier per slice: after it, every copy into the buffer just filled has landed (each thread waited for
+// its own), and every read of the other buffer is done; and one on entry, as pipeline.cuh's: a previous
+// call's last fragments may still be being read from the buffer this one fills first.
 template <FmaOrder order>
-__device__ __forceinline__ void multiply_async(float (&acc)[TM][TN], AsyncTiles& s, const float* __restrict__ A,
-                                               const float* __restrict__ B, int M, int N, int K, const Place& p)
+__device__ __forceinline__ void multiply_slices(float (&acc)[TM][TN], AsyncTiles& s, const float* __restrict__ A,
+                                                const float* __restrict__ B, int M, int N, int K, const Place& p,
+                                                int from, int to)
 {
     static_assert(BK % 2 == 0, "the fragments alternate by k: BK must be even");
     Copies copies(s, A, B, M, N, K, p.row0, p.col0, p.tid);
     const int slices = (K + BK - 1) / BK, first = K - (slices - 1) * BK;   // the ragged slice, done first
+    __syncthreads();
+    if (from == 0) {
 #pragma unroll
-    for (int c = 0; c < Copies::COPIES; ++c)
-        copies.issue_first(c, first);
-    copies.advance(first, N);
+        for (int c = 0; c < Copies::COPIES; ++c)
+            copies.issue_first(c, first);
+        copies.advance(first, N);
+    } else {
+        copies.advance(first + (from - 1) * BK, N);
+#pragma unroll
+        for (int c = 0; c < Copies::COPIES; ++c)
+            copies.issue(0, c);
+        copies.advance(BK, N);
+    }
     copies_commit();
     copies_wait();
     __syncthreads();
     float a[2][TM], b[2][TN];
     load_fragments(a[0], b[0], s, 0, 0, p);
-    for (int t = 0, buf = 0; t < slices; ++t, buf ^= 1)
-        multiply_slice<order>(acc, a, b, s, buf, copies, N, p, t + 1 < slices);
+    for (int t = from, buf = 0; t < to; ++t, buf ^= 1)
+        multiply_slice<order>(acc, a, b, s, buf, copies, N, p, t + 1 < to);
 }

@@ -1,7 +1,8 @@
-// Stream-K's machinery (steps 15 to 17; a change here rebuilds them): the
-// blocks' ticket numbers, the walk over a block's range of K-slices with the
-// fix-up of the tiles it cuts, and step 15's sharing out of the slices.
-// Step 15's header explains them; step 17 shares out differently.
+// Stream-K's machinery (steps 15 to 17 and 29; a change here rebuilds
+// them): the blocks' ticket numbers, the walk over a block's range of
+// K-slices with the fix-up of the tiles it cuts, and the two ways of sharing
+// out the slices, step 15's and step 17's hybrid. Step 15's header explains
+// them; step 17's says why the hybrid; step 29 runs it on step 28's loop.
 //
 // Launches that share no state. The blocks of a launch meet through two
 // places in global memory: the ticket that numbers them, and progress[], how
@@ -94,7 +95,8 @@ __device__ __forceinline__ int owner_of(long long x, long long S, long long W) {
 // progress on. A block owns slice 0 of at most one cut tile a launch (any
 // later tile that starts in its range ends in it too: it goes whole), so its
 // place in progress[] serves one tile a launch.
-__device__ __forceinline__ void multiply_range(Tiles& s, const float* __restrict__ A, const float* __restrict__ B,
+template <class Buffers>   // pipeline.cuh's Tiles (steps 15 to 17) or async_slices.cuh's AsyncTiles (step 29)
+__device__ __forceinline__ void multiply_range(Buffers& s, const float* __restrict__ A, const float* __restrict__ B,
                                                float* __restrict__ C, int M, int N, int K, long long tile0,
                                                long long first, long long end, long long S, long long W,
                                                unsigned launch)
@@ -133,7 +135,8 @@ __device__ __forceinline__ void multiply_range(Tiles& s, const float* __restrict
 // order; but tiles that fit in one wave at least 7/8 full go whole, tile w to block w (cutting every tile
 // in pieces would cost more than the idle eighth). When the tiles fill whole waves, the ranges are whole
 // tiles anyway.
-__device__ __forceinline__ void stream_k(Tiles& s, const float* __restrict__ A, const float* __restrict__ B,
+template <class Buffers>
+__device__ __forceinline__ void stream_k(Buffers& s, const float* __restrict__ A, const float* __restrict__ B,
                                          float* __restrict__ C, int M, int N, int K, long long number, long long W,
                                          unsigned launch)
 {
@@ -142,4 +145,28 @@ __device__ __forceinline__ void stream_k(Tiles& s, const float* __restrict__ A, 
     const long long S = (one_wave ? W : tiles) * per_tile;   // one wave: as if W tiles, the last ones empty
     multiply_range(s, A, B, C, M, N, K, 0, number * S / W, min((number + 1) * S / W, tiles * per_tile), S, W,
                    launch);
+}
+
+// Step 17's decomposition (the paper's data-parallel + Stream-K hybrid), for block `number` of W: whole
+// tiles wave by wave in row-major order, tile i * W + w to block w, while at least two waves remain; the
+// last full wave and the partial one (W + tiles % W tiles) shared out as slices. Tiles that fill whole waves
+// go whole, and one wave follows step 15's 7/8 rule. Step 29 runs it on step 28's main loop.
+template <class Buffers>
+__device__ __forceinline__ void hybrid_stream_k(Buffers& s, const float* __restrict__ A, const float* __restrict__ B,
+                                                float* __restrict__ C, int M, int N, int K, long long number,
+                                                long long W, unsigned launch)
+{
+    const long long tiles = (long long)((M + BM - 1) / BM) * ((N + BN - 1) / BN), per_tile = (K + BK - 1) / BK;
+    const long long waves = tiles / W, rest = tiles % W;
+    const long long whole = rest == 0 ? tiles                                  // whole waves only
+                          : waves == 0 ? (rest * 8 >= W * 7 ? tiles : 0)      // one wave: step 15's 7/8 rule
+                          : (waves - 1) * W;                                  // all but the last full wave
+    const long long S = (tiles - whole) * per_tile;                           // the rest, shared out as slices
+    for (long long tile = number;; tile += W) {   // whole tiles wave by wave, in row-major order; then the rest
+        const bool shared = tile >= whole;         // (one call site: ptxas then fits step 17 in 128 registers)
+        multiply_range(s, A, B, C, M, N, K, shared ? whole : tile, shared ? number * S / W : 0,
+                       shared ? (number + 1) * S / W : per_tile, shared ? S : per_tile, shared ? W : 1, launch);
+        if (shared)
+            break;
+    }
 }

@@ -4,7 +4,7 @@ thread block clusters, and the tensor maps of a kernel fed by the copy engine.
 The geometry comes from the registry entry (study/variant.py) and the GPU's
 multiprocessor count (a persistent kernel's grid). A kernel that takes
 tensor maps is loaded and launched through the driver (tma.py says why);
-every other one through PyCUDA; one with `launch_number` (steps 15 to 17)
+every other one through PyCUDA; one with `launch_number` (steps 15-17, 29)
 gets a new number at every launch (LAUNCHES), with which its kernel marks
 what it leaves in global memory. A variant with `align_rows` (step 24) has
 operands whose rows are off 16 bytes copied first, into zero-padded

@@ -156,8 +156,8 @@ def _parse_align_rows(raw, maps, where: str) -> str | None:
 
 
 def _parse_launch_number(raw, backend: str, maps, where: str) -> bool:
-    """launch_number: true where the kernel takes the launch's number after C (steps 15 to 17: their state in
-    global memory is marked with it, kernels/common/stream_k.cuh); a cuda kernel without tensor_maps."""
+    """launch_number: true where the kernel takes the launch's number after C (steps 15 to 17 and 29: their
+    state in global memory is marked with it, kernels/common/stream_k.cuh); a cuda kernel without tensor_maps."""
     if raw is None:
         return False
     if not isinstance(raw, bool) or backend != "cuda" or maps:
