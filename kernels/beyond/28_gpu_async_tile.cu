@@ -3,9 +3,10 @@
 //
 // Source: salykova's sgemm.cu (its 128 x 256 x 8 kernel: 8 warps, a 16 x 8
 // thread tile, 4-byte cp.async for every load, the edge masks computed once,
-// the ragged K slice done first, two buffers), which reaches 101-103% of
-// cuBLAS SGEMM on this H100 (issue 25); the asynchronous copies are the CUDA
-// C++ Programming Guide's ("Asynchronous Data Copies", cp.async, sm_80).
+// the ragged K slice done first, two buffers), measured in the study's
+// harness at 100-102% of cuBLAS SGEMM at 4096 and 8192 on the H100
+// (notes/beyond_the_seeds.md); the asynchronous copies are the CUDA C++
+// Programming Guide's ("Asynchronous Data Copies", cp.async, sm_80).
 //
 // The problem: step 17 is at 96% of cuBLAS SGEMM at 4096, with 1,273 SASS
 // instructions in its main loop for every 1,024 FFMA. The extra ones: the
@@ -14,15 +15,17 @@
 // that do not start on 16 bytes, bounds checks kept in the loop, and one
 // LDS.128 per 16 FFMA from its 8 x 8 thread tile.
 //
-// What changes: three things at once, as the source has them; the notes
-// say which of them the earlier attempts lacked.
+// What changes: three things at once, as the source has them (the notes
+// measure each version on the way, and what else the loop needed: its shape
+// decides how ptxas lays out the registers).
 // - The tile: 128 x 256 per block, 8 warps of 64 x 64, 16 x 8 per thread
 //   (128 accumulators, one block an SM): one LDS.128 per 21 FFMA.
 // - The copies (kernels/common/async_slices.cuh): each element of a slice
 //   goes from global to shared memory by a 4-byte cp.async, with no
 //   register in between, no STS and no alignment case (any row start is
-//   4-byte aligned); past M, N or K the copy writes zeros. Whether a copy
-//   lies inside M and N is worked out once, before the loop.
+//   4-byte aligned). Whether a copy lies inside M and N is worked out once,
+//   before the loop; one outside is not made (its place feeds only rows or
+//   columns of C that are never stored), and past K it writes zeros.
 // - The ragged slice first: K = (slices - 1) * 8 + first, so slice 0 holds
 //   the first `first` k and every later slice is whole: the loop tests no k.
 //   Each element is still a sum over k in order (zeros added in between).

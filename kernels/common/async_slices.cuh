@@ -1,8 +1,8 @@
 // The main loop of the FP32 steps that copy their slices with cp.async
-// (28 and later; a change here rebuilds them): the block's tile multiplied
-// over all of K, each slice copied from global straight into shared memory
-// by the SM's asynchronous copies, into one of two buffers, while the other
-// is multiplied.
+// (28 and 29; a change here rebuilds them): the block's tile multiplied over
+// a range of its K-slices, each slice copied from global straight into
+// shared memory by the SM's asynchronous copies, into one of two buffers,
+// while the other is multiplied.
 //
 // Step 28's header says what changes from step 17 and why. The pieces:
 // - AsyncTiles: the two buffers. A is stored transposed (a[k][i]), so that

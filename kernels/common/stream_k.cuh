@@ -23,8 +23,8 @@
 // of hanging the GPU. Stopping is __trap(): the launch ends with CUDA's "an
 // illegal instruction was encountered", which the study records as the
 // variant's failed run. From this header, that error means one of the two: a
-// block numbered past the grid, or a wait of 10 s. (A printf of which one costs the main
-// loops registers: ptxas spilled in steps 16 and 17.)
+// block numbered past the grid, or a wait of 10 s. (A printf saying which
+// costs the main loops registers: ptxas spilled in steps 16 and 17.)
 //
 // The pieces of a cut tile are added in a fixed order, so a result is the same
 // bit for bit on every run on one GPU model; on a GPU with another number of
