@@ -150,7 +150,6 @@ __device__ __forceinline__ void multiply_slices(float (&acc)[TM][TN], AsyncTiles
                                                 const float* __restrict__ B, int M, int N, int K, const Place& p,
                                                 int from, int to)
 {
-    static_assert(BK % 2 == 0, "the fragments alternate by k: BK must be even");
     Copies copies(s, A, B, M, N, K, p.row0, p.col0, p.tid);
     const int slices = (K + BK - 1) / BK, first = K - (slices - 1) * BK;   // the ragged slice, done first
     __syncthreads();

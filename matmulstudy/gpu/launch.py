@@ -54,14 +54,10 @@ def _kernel_launcher(gpu, cubin_path, variant, M: int, N: int, K: int, d_a, d_b,
     func = gpu.load_function(cubin_path, variant.kernel, "iiiPPPI" if variant.launch_number else "iiiPPP")
     if shared > DEFAULT_SHARED_LIMIT:
         func.set_attribute(gpu.cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
+    arguments = (grid, block, M, N, K, d_a, d_b, d_c)
     if variant.launch_number:
-        def launch():
-            func.prepared_call(grid, block, M, N, K, d_a, d_b, d_c, next(LAUNCHES) % 2**32, shared_size=shared)
-        return launch
-
-    def launch():
-        func.prepared_call(grid, block, M, N, K, d_a, d_b, d_c, shared_size=shared)
-    return launch
+        return lambda: func.prepared_call(*arguments, next(LAUNCHES) % 2**32, shared_size=shared)
+    return lambda: func.prepared_call(*arguments, shared_size=shared)
 
 
 def resident_grid(variant, grid, clusters: int) -> tuple[int, int, int]:
