@@ -15,10 +15,12 @@ pytestmark = pytest.mark.gpu
 # K = 1, odd K, an odd number of 8- and 16-wide k-tiles (40, 65, 129), M or N not a multiple of 4,
 # rows that do not start on 16 bytes (K or N odd), more than one 128 x 256 block tile, 11 rows of 256 x 128
 # tiles by 5 (step 23's groups of 8 tile rows: a full one and a short one; a cluster's block right of C),
-# 9 rows of them by 33 (153 cluster tiles: more than the 66 clusters of steps 26 and 27's persistent grid)
+# 9 rows of them by 33 (153 cluster tiles: more than the 66 clusters of steps 26 and 27's persistent grid),
+# and 17 x 12 tiles of 128 x 256 (a wave of 132 whole ones, then step 29 cuts the 72 left in pieces: its
+# "one-tile" hybrid; at 17 x 17 its other one)
 SHAPES = [Shape(1, 1, 1), Shape(17, 33, 65), Shape(200, 72, 40), Shape(1000, 1000, 1000), Shape(4096, 64, 1024),
           Shape(513, 257, 129), Shape(31, 1, 4097), Shape(131, 259, 1), Shape(2600, 520, 36),
-          Shape(2049, 4097, 33)]
+          Shape(2049, 4097, 33), Shape(2049, 2817, 33)]
 CASES = [(v.id, d) for v in load_registry().values() if v.is_gpu for d in v.dtypes]
 TIMING = Timing(warmup=1, cache="cold", min_samples=3, max_samples=3, max_noise=0.005, max_time_s=1.0,
                 throttle_fraction=0.9)

@@ -1,8 +1,9 @@
 // Stream-K's machinery (steps 15 to 17 and 29; a change here rebuilds
 // them): the blocks' ticket numbers, the walk over a block's range of
-// K-slices with the fix-up of the tiles it cuts, and the two ways of sharing
-// out the slices, step 15's and step 17's hybrid. Step 15's header explains
-// them; step 17's says why the hybrid; step 29 runs it on step 28's loop.
+// K-slices with the fix-up of the tiles it cuts, and the ways of sharing out
+// the slices: step 15's, and the hybrids of steps 17 and 29 (whole_tiles).
+// Step 15's header explains them; step 17's says why a hybrid; step 29's why
+// its whole tiles have a call site of their own.
 //
 // Launches that share no state. The blocks of a launch meet through two
 // places in global memory: the ticket that numbers them, and progress[], how
@@ -147,20 +148,33 @@ __device__ __forceinline__ void stream_k(Buffers& s, const float* __restrict__ A
                    launch);
 }
 
-// Step 17's decomposition (the paper's data-parallel + Stream-K hybrid), for block `number` of W: whole
-// tiles wave by wave in row-major order, tile i * W + w to block w, while at least two waves remain; the
-// last full wave and the partial one (W + tiles % W tiles) shared out as slices. Tiles that fill whole waves
-// go whole, and one wave follows step 15's 7/8 rule. Step 29 runs it on step 28's main loop.
+// How many tiles go whole, wave by wave, before the rest is shared out as slices (Stream-K's hybrids, for
+// `tiles` tiles on W blocks). Tiles that fill whole waves all go whole, and so does one wave at least 7/8
+// full (step 15's rule: cutting every tile in pieces would cost more than the idle eighth). Otherwise the
+// paper's two hybrids: "two-tile Stream-K + data-parallel" (step 17's) shares out the last full wave with
+// the partial one, so each block gets one to two tiles' slices; "data-parallel + one-tile Stream-K" shares
+// out the partial wave alone, each block less than a tile's. Step 29 takes the second where the partial
+// wave is at least half full: a tile is then cut in at most three pieces, whose hand-over through C is
+// short (cut in more, at 1537 x 3001 x 997 on the H100 it was 25% slower).
+__device__ __forceinline__ long long whole_tiles(long long tiles, long long W, bool one_tile)
+{
+    const long long waves = tiles / W, rest = tiles % W;
+    return rest == 0 ? tiles                                           // whole waves only
+         : waves == 0 ? (rest * 8 >= W * 7 ? tiles : 0)               // one wave: step 15's 7/8 rule
+         : one_tile && rest * 2 >= W ? waves * W                      // the partial wave alone
+         : (waves - 1) * W;                                           // the last full wave and the partial one
+}
+
+// Step 17's decomposition (the paper's two-tile Stream-K + data-parallel hybrid), for block `number` of W:
+// whole tiles wave by wave in row-major order, tile i * W + w to block w, while at least two waves remain;
+// the last full wave and the partial one (W + tiles % W tiles) shared out as slices (whole_tiles).
 template <class Buffers>
 __device__ __forceinline__ void hybrid_stream_k(Buffers& s, const float* __restrict__ A, const float* __restrict__ B,
                                                 float* __restrict__ C, int M, int N, int K, long long number,
                                                 long long W, unsigned launch)
 {
     const long long tiles = (long long)((M + BM - 1) / BM) * ((N + BN - 1) / BN), per_tile = (K + BK - 1) / BK;
-    const long long waves = tiles / W, rest = tiles % W;
-    const long long whole = rest == 0 ? tiles                                  // whole waves only
-                          : waves == 0 ? (rest * 8 >= W * 7 ? tiles : 0)      // one wave: step 15's 7/8 rule
-                          : (waves - 1) * W;                                  // all but the last full wave
+    const long long whole = whole_tiles(tiles, W, false);
     const long long S = (tiles - whole) * per_tile;                           // the rest, shared out as slices
     for (long long tile = number;; tile += W) {   // whole tiles wave by wave, in row-major order; then the rest
         const bool shared = tile >= whole;         // (one call site: ptxas then fits step 17 in 128 registers)

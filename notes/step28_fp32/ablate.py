@@ -1,6 +1,8 @@
 """FP32 builds against cuBLAS SGEMM: SASS main-loop mix, then timing as devbench times (cold L2, the noise
 stop), two rounds of swapped order, bits compared with the first build.
-    PYTHONPATH=. python notes/step28_fp32/ablate.py NAME=VID[:DEF@val...] ... --sizes 4096,8192 [--out DIR]
+    PYTHONPATH=. python notes/step28_fp32/ablate.py NAME=VID[:DEF@val...][:file@PATH] ... --sizes 4096,8192 [--out DIR]
+file@PATH builds VID's entry from another source (an earlier version of a step); `err` is max |C - cuBLAS's C| over
+max |cuBLAS's C| (a dev check: the GPU tests verify each step against the float64 reference).
 NAME=sal times salykova/sgemm.cu's 128x256x8 kernel, built by hand into .whl/sal/sal.cubin (never part of the
 project: nvcc -cubin -arch=sm_90 -O3 of a file that includes its src/kernels/128x256x8.cuh), launched as its
 sgemm() launches it."""
@@ -25,7 +27,11 @@ for spec in args.specs:
         variants[name] = ("sal", SAL)
         continue
     vid, *flags = rest.split(":")
+    fileover = [f.split("@")[1] for f in flags if f.startswith("file@")]
+    flags = [f for f in flags if not f.startswith("file@")]
     v = reg[vid]
+    if fileover:
+        v = dataclasses.replace(v, file=pathlib.Path(fileover[0]).resolve())
     extra = {f.split("@")[0]: f.split("@")[1] for f in flags if f}
     if extra:
         v = dataclasses.replace(v, defines={**v.defines, **extra})
@@ -67,13 +73,15 @@ with GpuSession() as gpu:
             gpu.fill_u32(d_c, 0xFFFFFFFF, shape.M * shape.N); f(); gpu.synchronize()
             bits[n] = gpu.to_host(d_c, (shape.M, shape.N)).view(np.uint32)
         first = next(iter(bits))
+        cb = bits["cublas"].view(np.float32).astype(np.float64)
+        err = {n: float(np.nanmax(np.abs(b.view(np.float32) - cb)) / np.abs(cb).max()) if np.isfinite(b.view(np.float32)).all() else float("inf") for n, b in bits.items()}
         for rnd in range(2):
             for n in (list(launches) if rnd == 0 else list(reversed(launches))):
                 t = timer.time(launches[n], TIMING.warmup, Criterion.from_timing(TIMING), cold=True)
                 rows.append({"shape": shape.tag, "round": rnd, "variant": n, "us": 1e3 * float(np.median(t.times_ms)),
-                             "same": bool(np.array_equal(bits[n], bits[first]))})
+                             "same": bool(np.array_equal(bits[n], bits[first])), "err": f"{err[n]:.1e}"})
         gpu.release(d_a, d_b, d_c)
 df = pd.DataFrame(rows)
 ref = df[df.variant == "cublas"].set_index(["shape", "round"])["us"]
 df["of_cublas"] = [ref[(r["shape"], r["round"])] / r.us for _, r in df.iterrows()]
-print(df.pivot_table(index=["shape", "variant", "same"], columns="round", values=["of_cublas", "us"]).round(4).to_string())
+print(df.pivot_table(index=["shape", "variant", "same", "err"], columns="round", values=["of_cublas", "us"]).round(4).to_string())
