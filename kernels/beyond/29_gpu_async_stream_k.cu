@@ -44,7 +44,7 @@
 // Parameters (-D defines from kernels/registry.yaml): as step 28.
 
 #include "../common/async_slices.cuh"   // step 28's buffers and main loop (AsyncTiles, multiply_slices)
-#include "../common/stream_k.cuh"       // tickets, the range walk with its fix-up, the split (take_ticket, multiply_range, whole_tiles)
+#include "../common/stream_k.cuh"       // tickets, the range walk with its fix-up, the split (take_ticket, multiply_range, whole_tiles, tile_place)
 
 extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM)
 gpu_async_stream_k(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,
@@ -59,7 +59,7 @@ gpu_async_stream_k(int M, int N, int K, const float* __restrict__ A, const float
     const long long whole = whole_tiles(tiles, W, true);
 
     for (long long tile = number; tile < whole; tile += W) {   // whole tiles, wave by wave, in row-major order
-        const Place p(int(tile / tiles_n) * BM, int(tile % tiles_n) * BN);
+        const Place p = tile_place(tile, tiles_n);
         float acc[TM][TN] = {};
         multiply_slices<FmaOrder::serpentine>(acc, s, A, B, M, N, K, p, 0, (K + BK - 1) / BK);
         store_tile(C, M, N, acc, p);

@@ -87,6 +87,12 @@ __device__ __forceinline__ void wait_for(const unsigned long long* done, unsigne
 // The block whose range holds slice x: the largest w with w * S / W <= x.
 __device__ __forceinline__ int owner_of(long long x, long long S, long long W) { return ((x + 1) * W + S - 1) / S - 1; }
 
+// The place of tile `tile` of C, in row-major order over tiles_n tiles a row.
+__device__ __forceinline__ Place tile_place(long long tile, int tiles_n)
+{
+    return Place(tile / tiles_n * BM, tile % tiles_n * BN);
+}
+
 // Slices [first, end) of a region of tiles that starts at tile `tile0` (in
 // row-major order over tiles_n tiles a row) and whose S slices are shared
 // out to W blocks, block w taking [w * S / W, (w + 1) * S / W). Walked
@@ -106,7 +112,7 @@ __device__ __forceinline__ void multiply_range(Buffers& s, const float* __restri
     while (end > first) {
         const long long tile = (end - 1) / per_tile, tile_first = tile * per_tile;
         const int from = max(first, tile_first) - tile_first, to = end - tile_first;   // slices of this tile
-        const Place p((tile0 + tile) / tiles_n * BM, (tile0 + tile) % tiles_n * BN);
+        const Place p = tile_place(tile0 + tile, tiles_n);
         float acc[TM][TN] = {};
         multiply_slices<FmaOrder::serpentine>(acc, s, A, B, M, N, K, p, from, to);
 
