@@ -64,6 +64,19 @@ def test_the_readme_block_is_replaced_between_its_markers_and_only_there():
         readme.replaced("no markers", "x")
 
 
+def test_an_svg_has_the_same_bytes_whatever_the_cpus_last_bit():
+    """Two CPUs that differ in a coordinate's last bit (NumPy's AVX2 and AVX-512 logarithms) write the
+    same SVG: coordinates to a hundredth of a point, hashed ids numbered; the words are left alone."""
+    from matmulstudy.report.plots.style import steady_svg
+    def page(edge, clip):
+        return (f'<clipPath id="{clip}"><rect x="78.189375" width="{edge}"/></clipPath>'
+                f'<path d="M 1.5 -0.001 L {edge} 2.004999" clip-path="url(#{clip})"/><!-- 97.3125% -->')
+    avx2, avx512 = steady_svg(page("724.640812", "p284d2f720b")), steady_svg(page("724.640813", "p1f0e9a8b7c"))
+    assert avx2 == avx512
+    assert avx2 == ('<clipPath id="px1"><rect x="78.19" width="724.64"/></clipPath>'
+                    '<path d="M 1.5 0 L 724.64 2" clip-path="url(#px1)"/><!-- 97.3125% -->')
+
+
 def add_a_step(repo) -> str:
     """What a user does to add a step: a new numbered kernel file in its chapter's folder (here a copy of a
     step that has a file of its own, its kernel renamed) and one registry entry appended to

@@ -3,6 +3,8 @@ the variants, and the small helpers the figures draw with."""
 
 from __future__ import annotations
 
+import io
+import re
 import textwrap
 from pathlib import Path
 
@@ -65,9 +67,39 @@ def save(fig, stem: Path) -> list[Path]:
     stem.parent.mkdir(parents=True, exist_ok=True)
     paths = [stem.with_suffix(".png"), stem.with_suffix(".svg")]
     fig.savefig(paths[0], dpi=150, bbox_inches="tight")
-    fig.savefig(paths[1], bbox_inches="tight", metadata={"Date": None})   # same tables, same bytes
+    svg = io.StringIO()
+    fig.savefig(svg, format="svg", bbox_inches="tight", metadata={"Date": None})
+    paths[1].write_text(steady_svg(svg.getvalue()))
     plt.close(fig)
     return paths
+
+
+SVG_DECIMALS = 2   # of a point (1/72 inch): far below what a screen or a printer shows
+_ATTRIBUTE = re.compile(r'="([^"]*)"')
+_LONG_NUMBER = re.compile(r"-?\d+\.\d{%d,}" % (SVG_DECIMALS + 1))
+_HASHED_ID = re.compile(r'id="((?:m|p|C\d+_\d+_)[0-9a-f]{10})"')
+
+
+def steady_svg(text: str) -> str:
+    """Matplotlib's SVG with the same bytes from the same tables on any CPU.
+
+    Its coordinates carry six decimals, and the last of them depends on the
+    CPU: NumPy picks its SIMD code (AVX2, AVX-512) at run time, and the
+    logarithms of a log axis differ there in the last bit. Coordinates are
+    rounded to SVG_DECIMALS, and the ids Matplotlib makes by hashing
+    coordinates (clip paths, markers, collections) are numbered in order of
+    appearance instead. Only attribute values change: the text in comments
+    (a label's words) is left as it is.
+    """
+    def rounded(match):
+        short = f"{float(match.group()):.{SVG_DECIMALS}f}".rstrip("0").rstrip(".")
+        return "0" if short == "-0" else short
+
+    text = _ATTRIBUTE.sub(lambda m: '="' + _LONG_NUMBER.sub(rounded, m.group(1)) + '"', text)
+    hashed = dict.fromkeys(_HASHED_ID.findall(text))
+    for n, old in enumerate(hashed, 1):
+        text = text.replace(old, f"{old[:-10]}x{n}")
+    return text
 
 
 def plain_log_ticks(axis):
