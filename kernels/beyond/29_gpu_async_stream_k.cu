@@ -32,6 +32,12 @@
 // 94.2-94.8% this way (notes/beyond_the_seeds.md). How ptxas schedules it
 // hangs on details of the source: with per_tile an int, passed as the whole
 // tiles' end, the same loops (as counted) ran at 94.4-94.5% and 93.1-93.2%.
+// Its buffers are flipped by an XOR, as step 28's (XOR_BUFFERS 1: 1,153
+// and 1,150 instructions per 1,024 FFMA in the two loops, against 1,169 and
+// 1,166 with buf * size; 101.4% of cuBLAS SGEMM at 8192 on the H100, against
+// 98.7%), and its copies are addressed as step 28's first version did
+// (LEAN_COPIES 0): with step 28's offsets kept in registers, ptxas spills
+// 148 bytes in this kernel, which holds the walk's state as well.
 //
 // Counter that shows it: the SMs' balance (ncu, sm_balance: the mean SM's
 // active cycles over the busiest's), higher.
@@ -41,7 +47,7 @@
 // every run on one GPU model; on a GPU with another number of SMs the pieces,
 // and so the last bits of the sums, change.
 //
-// Parameters (-D defines from kernels/registry.yaml): as step 28.
+// Parameters (-D defines from kernels/registry.yaml): as step 28; XOR_BUFFERS 1, LEAN_COPIES 0.
 
 #include "../common/async_slices.cuh"   // step 28's buffers and main loop (AsyncTiles, multiply_slices)
 #include "../common/stream_k.cuh"       // tickets, the range walk with its fix-up, the split (take_ticket, multiply_range, whole_tiles, tile_place)

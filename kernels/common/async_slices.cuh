@@ -16,7 +16,17 @@
 //   1 <= first <= BK: slice 0 holds k < first (the rest of its rows zero),
 //   and every later slice is whole, so the loop tests no k.
 //
-// Parameters (-D defines from kernels/registry.yaml): as pipeline.cuh's.
+// - How a thread addresses its copies, two defines from the registry (0 or
+//   1), both 1 being the reference kernel's way (step 28):
+//   XOR_BUFFERS: the buffers a power of two apart, each thread's next
+//   buffer found by flipping one bit of its addresses (not by buf * size);
+//   LEAN_COPIES (needs XOR_BUFFERS): each copy's offset kept in a register,
+//   B's copies two columns 128 apart on four k-rows, and after the last
+//   slice the copies still made, of zero bytes, so that no predicate in the
+//   loop changes with the slice. Step 29 takes XOR_BUFFERS alone: with
+//   LEAN_COPIES too, ptxas spills 148 bytes in its kernel.
+//
+// Parameters (-D defines from kernels/registry.yaml): as pipeline.cuh's, XOR_BUFFERS and LEAN_COPIES.
 
 #pragma once
 
@@ -27,10 +37,31 @@ constexpr int A_LD = BM + 4;   // floats from one k-row of A's buffer to the nex
 static_assert(THREADS % BK == 0 && THREADS % BN == 0 && BM * BK % THREADS == 0 && BK * BN % THREADS == 0,
               "each thread copies whole columns of the slice: THREADS must be a multiple of BK and BN");
 
+#if !defined(XOR_BUFFERS) || !defined(LEAN_COPIES)
+#error "XOR_BUFFERS and LEAN_COPIES (0 or 1) come from kernels/registry.yaml as -D defines"
+#endif
+#if LEAN_COPIES && !XOR_BUFFERS
+#error "LEAN_COPIES flips its buffers by an XOR: it needs XOR_BUFFERS 1"
+#endif
+
+#if XOR_BUFFERS
+constexpr unsigned FLIP = BK * BN * 4;   // bytes from one buffer to the other: a power of two, so an XOR flips them
+static_assert((FLIP & (FLIP - 1)) == 0 && BK * A_LD * 4 <= FLIP, "A's and B's buffers are FLIP bytes each");
+struct ABuffer {                       // one slice of A, padded to FLIP bytes: s.a[buf][k][i] as below
+    float rows[BK][A_LD];
+    float pad[FLIP / 4 - BK * A_LD];
+    __device__ __forceinline__ const float* operator[](int k) const { return rows[k]; }
+};
+struct __align__(2 * FLIP) AsyncTiles {   // buffer 0 of A and of B at an address whose FLIP bit is 0
+    ABuffer a[2];                      // a[buf][k][i] = A(row0 + i, k0 + k)
+    float b[2][BK][BN];                // b[buf][k][j] = B(k0 + k, col0 + j)
+};
+#else
 struct AsyncTiles {                    // the block's shared memory: two buffers of one slice each
     float a[2][BK][A_LD];              // a[buf][k][i] = A(row0 + i, k0 + k)
     float b[2][BK][BN];                // b[buf][k][j] = B(k0 + k, col0 + j)
 };
+#endif
 
 // One 4-byte copy global -> shared (at a shared-memory address), of 4 zero bytes where `zero` (cp.async's
 // source size 0: nothing is read).
@@ -39,9 +70,103 @@ __device__ __forceinline__ void copy_async(unsigned dst, const float* src, bool 
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(dst), "l"(src), "r"(zero ? 0 : 4) : "memory");
 }
 
+// The same, of `bytes` bytes (4, or 0: nothing read, 4 zero bytes written).
+__device__ __forceinline__ void copy_bytes(unsigned dst, const float* src, int bytes)
+{
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
+}
+
 __device__ __forceinline__ void copies_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 __device__ __forceinline__ void copies_wait() { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
 
+#if LEAN_COPIES
+// A thread's copies of a slice, as the reference kernel makes them: A_COPIES of A (column k = tid % BK of the
+// slice, rows tid / BK + c * A_APART) and B_COPIES of B (columns j = tid % HALF and j + HALF, k-rows
+// tid / HALF + r * B_APART, r < B_ROWS). Copy number c of COPIES (A's first; then B's, two a k-row) is
+// issued at k = c % (BK / 2) of the slice before, as below. Each copy's offset from the thread's first is
+// worked out once, before the loop, and so is whether it lies inside M and N: a copy outside is not made.
+// Past K (the first slice only) the copy writes zeros, from an address inside the matrix. After the last
+// slice the copies are still issued, of zero bytes (nothing read, the idle buffer written with zeros), so
+// that no predicate in the loop depends on the slice.
+struct Copies {
+    static constexpr int HALF = BN / 2;
+    static constexpr int A_COPIES = BM * BK / THREADS, B_ROWS = BK * HALF / THREADS, COPIES = A_COPIES + 2 * B_ROWS;
+    static constexpr int A_APART = THREADS / BK, B_APART = THREADS / HALF;
+    static_assert(BN % 2 == 0 && THREADS % HALF == 0 && BK * HALF % THREADS == 0,
+                  "each thread copies two columns of B, HALF apart, on whole k-rows");
+    const float* a;              // A(row, k0 + k) of this thread's first row: the next slice's
+    const float* b;              // B(k0 + kb, col) of this thread's first k-row and first column
+    unsigned a_off[A_COPIES];    // floats from its first copy of A to copy c: c * A_APART rows
+    unsigned b_off[B_ROWS];      // and of B, to k-row r: r * B_APART rows
+    unsigned to_a, to_b;         // the shared-memory address of its first copy of A, and of B, in the next buffer
+    unsigned rows;               // bit c: copy c's row of A lies inside M
+    bool column[2];              // its two columns of B lie inside N
+    int k, kb;
+
+    __device__ __forceinline__ Copies(const AsyncTiles& s, const float* __restrict__ A, const float* __restrict__ B,
+                                      int M, int N, int K, int row0, int col0, int tid)
+        : rows(0), k(tid % BK), kb(tid / HALF)
+    {
+        const int i = tid / BK, j = tid % HALF;
+        column[0] = col0 + j < N;
+        column[1] = col0 + j + HALF < N;
+#pragma unroll
+        for (int c = 0; c < A_COPIES; ++c)
+            rows |= unsigned(row0 + i + c * A_APART < M) << c;
+        a = A + (size_t)min(row0 + i, M - 1) * K + min(k, K - 1);   // inside the matrix, as a zero copy's source
+        b = B + (size_t)min(kb, K - 1) * N + min(col0 + j, N - 1);
+        to_a = static_cast<unsigned>(__cvta_generic_to_shared(&s.a[0][k][i]));
+        to_b = static_cast<unsigned>(__cvta_generic_to_shared(&s.b[0][kb][j]));
+#pragma unroll
+        for (int c = 0; c < A_COPIES; ++c)
+            a_off[c] = c * (A_APART * K);
+#pragma unroll
+        for (int r = 0; r < B_ROWS; ++r)
+            b_off[r] = r * (B_APART * N);
+    }
+
+    // Copy c of a whole slice into the next buffer, of `bytes` bytes (0 after the last slice).
+    __device__ __forceinline__ void issue(int c, int bytes) const
+    {
+        if (c < A_COPIES) {
+            if (rows >> c & 1)
+                copy_bytes(to_a + c * A_APART * 4, a + a_off[c], bytes);
+        } else {
+            const int r = (c - A_COPIES) / 2, half = (c - A_COPIES) % 2;
+            if (column[half])
+                copy_bytes(to_b + (r * B_APART * BN + half * HALF) * 4, b + b_off[r] + half * HALF, bytes);
+        }
+    }
+
+    // Copy c of the first slice, whose first `depth` k-rows are inside K: zeros past them.
+    __device__ __forceinline__ void issue_first(int c, int depth) const
+    {
+        if (c < A_COPIES) {
+            if (rows >> c & 1)
+                copy_async(to_a + c * A_APART * 4, k < depth ? a + a_off[c] : a, k >= depth);
+        } else {
+            const int r = (c - A_COPIES) / 2, half = (c - A_COPIES) % 2;
+            const bool zero = kb + r * B_APART >= depth;
+            if (column[half])
+                copy_async(to_b + (r * B_APART * BN + half * HALF) * 4, (zero ? b : b + b_off[r]) + half * HALF, zero);
+        }
+    }
+
+    // On to the next slice, `depth` k further.
+    __device__ __forceinline__ void advance(int depth, int N)
+    {
+        a += depth;
+        b += (size_t)depth * N;
+    }
+
+    // Into the other buffer.
+    __device__ __forceinline__ void flip()
+    {
+        to_a ^= FLIP;
+        to_b ^= FLIP;
+    }
+};
+#else
 // A thread's copies of a slice: A_COPIES of A (column k = tid % BK of the slice, rows tid / BK + c * A_APART)
 // and B_COPIES of B (column tid % BN, k-rows tid / BN + c * B_APART). Copy number c of COPIES (A's first)
 // is issued at k = c % (BK / 2) of the slice before: spread over the FMAs of its first half, so that the
@@ -52,11 +177,16 @@ __device__ __forceinline__ void copies_wait() { asm volatile("cp.async.wait_grou
 struct Copies {
     static constexpr int A_COPIES = BM * BK / THREADS, B_COPIES = BK * BN / THREADS, COPIES = A_COPIES + B_COPIES;
     static constexpr int A_APART = THREADS / BK, B_APART = THREADS / BN;
+#if XOR_BUFFERS
+    static constexpr unsigned A_BUFFER = 0, B_BUFFER = 0;   // to_a and to_b are the next buffer's (flip)
+#else
     static constexpr unsigned A_BUFFER = BK * A_LD * 4, B_BUFFER = BK * BN * 4;   // bytes from buffer 0 to 1
+#endif
     const float* a;      // A(row, k0 + k) of this thread's first row: the next slice's
     const float* b;      // B(k0 + kb, col) of this thread's first k-row
     unsigned a_step, b_step;   // floats from one of its copies to the next: A_APART rows of A, B_APART of B
-    unsigned to_a, to_b;       // the shared-memory address of its first copy of A, and of B, in buffer 0
+    unsigned to_a, to_b;       // the shared-memory address of its first copy of A, and of B, in buffer 0 (or,
+                               // with XOR_BUFFERS, in the next buffer)
     unsigned rows;             // bit c: copy c's row of A lies inside M
     bool column;               // its column of B lies inside N
     int k, kb;
@@ -107,13 +237,22 @@ struct Copies {
         a += depth;
         b += (size_t)depth * N;
     }
+#if XOR_BUFFERS
+    // Into the other buffer.
+    __device__ __forceinline__ void flip()
+    {
+        to_a ^= FLIP;
+        to_b ^= FLIP;
+    }
+#endif
 };
+#endif
 
 // One slice: its BK k-rows of FMAs, the next k's fragments loaded while each k's are multiplied, and the next
-// slice copied into the other buffer meanwhile (a share of its copies at each k of the first half; none after
-// the last slice, `more` false). At its end, once every thread's copies have landed (the barrier), the next
-// slice's first fragments are loaded. The last slice runs the same code, its copies predicated off and its
-// last loads unused. Two other shapes of this loop were slower on the H100 (notes/beyond_the_seeds.md): a
+// slice copied into the other buffer meanwhile (a share of its copies at each k of the first half; after the
+// last slice, `more` false, none, or of zero bytes with LEAN_COPIES). At its end, once every thread's copies
+// have landed (the barrier), the next slice's first fragments are loaded. The last slice runs the same code,
+// its copies predicated off (or empty) and its last loads unused. Two other shapes of this loop were slower on the H100 (notes/beyond_the_seeds.md): a
 // branch around the barrier kept ptxas from moving the last k's FMAs over the next slice's first loads (87%
 // of cuBLAS SGEMM at 4096); the last slice peeled off the loop made ptxas take 254 registers and put 176 of
 // the loop's 1,024 FFMAs on a register-bank conflict (two sources read from one bank of the register file),
@@ -123,17 +262,27 @@ __device__ __forceinline__ void multiply_slice(float (&acc)[TM][TN], float (&a)[
                                                AsyncTiles& s, int buf, Copies& copies, int N, const Place& p,
                                                bool more)
 {
+#if LEAN_COPIES
+    const int bytes = more ? 4 : 0;
+#endif
 #pragma unroll
     for (int k = 0; k < BK; ++k) {
         if (k < BK / 2)
 #pragma unroll
             for (int c = k; c < Copies::COPIES; c += BK / 2)
+#if LEAN_COPIES
+                copies.issue(c, bytes);
+#else
                 copies.issue(1 - buf, c, more);
+#endif
         if (k < BK - 1)   // the next k's fragments, from this slice
             load_fragments(a[(k + 1) % 2], b[(k + 1) % 2], s, buf, k + 1, p);
         outer_product<order>(acc, a[k % 2], b[k % 2]);
     }
     copies.advance(BK, N);
+#if XOR_BUFFERS
+    copies.flip();
+#endif
     copies_commit();
     copies_wait();
     __syncthreads();
@@ -162,9 +311,16 @@ __device__ __forceinline__ void multiply_slices(float (&acc)[TM][TN], AsyncTiles
         copies.advance(first + (from - 1) * BK, N);
 #pragma unroll
         for (int c = 0; c < Copies::COPIES; ++c)
+#if LEAN_COPIES
+            copies.issue(c, 4);
+#else
             copies.issue(0, c);
+#endif
         copies.advance(BK, N);
     }
+#if XOR_BUFFERS
+    copies.flip();
+#endif
     copies_commit();
     copies_wait();
     __syncthreads();
