@@ -30,10 +30,10 @@
 //   the first `first` k and every later slice is whole: the loop tests no k.
 //   Each element is still a sum over k in order (zeros added in between).
 // - The copies addressed as the source addresses them (XOR_BUFFERS and
-//   LEAN_COPIES 1 in the registry): each copy's offset kept in a register, B's copies two columns
-//   128 apart, the buffers flipped by an XOR, and after the last slice the
-//   copies made of zero bytes, so no predicate in the loop changes with the
-//   slice. 1,137 instructions per 1,024 FFMA, against 1,149 without (the
+//   LEAN_COPIES 1 in the registry): each copy's offset kept in a register,
+//   B's copies two columns 128 apart, the buffers flipped by an XOR, and
+//   after the last slice the copies made of zero bytes, so no predicate in
+//   the loop changes with the slice. 1,137 instructions per 1,024 FFMA, against 1,149 without (the
 //   study's first version of this step: 2 points slower at 4096 and 8192).
 //
 // Counter that shows it: main-loop instructions per FMA (SASS), lower.
