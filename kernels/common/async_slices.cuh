@@ -248,15 +248,15 @@ struct Copies {
 };
 #endif
 
-// One slice: its BK k-rows of FMAs, the next k's fragments loaded while each k's are multiplied, and the next
-// slice copied into the other buffer meanwhile (a share of its copies at each k of the first half; after the
-// last slice, `more` false, none, or of zero bytes with LEAN_COPIES). At its end, once every thread's copies
-// have landed (the barrier), the next slice's first fragments are loaded. The last slice runs the same code,
-// its copies predicated off (or empty) and its last loads unused. Two other shapes of this loop were slower on the H100 (notes/beyond_the_seeds.md): a
-// branch around the barrier kept ptxas from moving the last k's FMAs over the next slice's first loads (87%
-// of cuBLAS SGEMM at 4096); the last slice peeled off the loop made ptxas take 254 registers and put 176 of
-// the loop's 1,024 FFMAs on a register-bank conflict (two sources read from one bank of the register file),
-// against 102 this way (about 1 point).
+// One slice: its BK k-rows of FMAs, the next k's fragments loaded while each k's are multiplied, and the next slice
+// copied into the other buffer meanwhile (a share of its copies at each k of the first half; after the last slice,
+// `more` false, none, or of zero bytes with LEAN_COPIES). At its end, once every thread's copies have landed (the
+// barrier), the next slice's first fragments are loaded. The last slice runs the same code, its copies predicated
+// off (or empty) and its last loads unused. Two other shapes of this loop were slower on the H100
+// (notes/beyond_the_seeds.md): a branch around the barrier kept ptxas from moving the last k's FMAs over the next
+// slice's first loads (87% of cuBLAS SGEMM at 4096); the last slice peeled off the loop made ptxas take 254
+// registers and put 176 of the loop's 1,024 FFMAs on a register-bank conflict (two sources read from one bank of
+// the register file), against 102 this way (about 1 point).
 template <FmaOrder order>
 __device__ __forceinline__ void multiply_slice(float (&acc)[TM][TN], float (&a)[2][TM], float (&b)[2][TN],
                                                AsyncTiles& s, int buf, Copies& copies, int N, const Place& p,
