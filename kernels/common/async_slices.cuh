@@ -63,18 +63,15 @@ struct AsyncTiles {                    // the block's shared memory: two buffers
 };
 #endif
 
-// One 4-byte copy global -> shared (at a shared-memory address), of 4 zero bytes where `zero` (cp.async's
-// source size 0: nothing is read).
-__device__ __forceinline__ void copy_async(unsigned dst, const float* src, bool zero)
-{
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(dst), "l"(src), "r"(zero ? 0 : 4) : "memory");
-}
-
-// The same, of `bytes` bytes (4, or 0: nothing read, 4 zero bytes written).
+// One 4-byte copy global -> shared (at a shared-memory address) of `bytes` bytes read: 4, or 0 (cp.async's
+// source size 0: nothing is read, 4 zero bytes written).
 __device__ __forceinline__ void copy_bytes(unsigned dst, const float* src, int bytes)
 {
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
 }
+
+// The same, of 4 zero bytes where `zero`.
+__device__ __forceinline__ void copy_async(unsigned dst, const float* src, bool zero) { copy_bytes(dst, src, zero ? 0 : 4); }
 
 __device__ __forceinline__ void copies_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 __device__ __forceinline__ void copies_wait() { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
