@@ -54,6 +54,13 @@ def test_a_persistent_kernel_s_grid_is_the_gpu_s_not_the_matrix_s(registry):
     assert registry["gpu_operand_reuse"].launch_grid(M=17, N=33, sms=132) == (1, 1, 1)   # a tile grid ignores sms
 
 
+def test_step_29_s_grid_is_a_block_an_sm_and_one_a_tile(registry):
+    v = registry["gpu_async_stream_k"]   # 128 x 256 tiles: 4096^2 has 32 x 16 of them, 1537 x 3001 13 x 12
+    assert v.launch_grid(M=4096, N=4096, sms=132) == (512 + 132, 1, 1)
+    assert v.launch_grid(M=1537, N=3001, sms=132) == (156 + 132, 1, 1)
+    assert v.launch_grid(M=1, N=1, sms=78) == (1 + 78, 1, 1)
+
+
 def test_steps_come_in_their_files_order_chapter_by_chapter(registry):
     numbers = [int(v.file.name[:2]) for v in registry.steps()]
     assert numbers == sorted(numbers)

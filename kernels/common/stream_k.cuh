@@ -3,7 +3,7 @@
 // K-slices with the fix-up of the tiles it cuts, and the ways of sharing out
 // the slices: step 15's, and the hybrids of steps 17 and 29 (whole_tiles).
 // Step 15's header explains them; step 17's says why a hybrid; step 29's why
-// its whole tiles have a call site of their own.
+// its whole tiles are blocks of their own, after the shared slices.
 //
 // Launches that share no state. The blocks of a launch meet through two
 // places in global memory: the ticket that numbers them, and progress[], how
@@ -16,7 +16,7 @@
 // launch's mark on the ticket sets it to (this launch, 0). Two launches of
 // one module in flight at once, on two streams, would still take each other's
 // tickets: the study launches one at a time, and a block that finds itself
-// numbered past its grid stops the launch.
+// numbered past the blocks that take tickets stops the launch.
 //
 // Every wait is bounded: a block that has waited WAIT_LIMIT_NS (10 s, far
 // longer than any cut tile takes here, under compute-sanitizer too) for the
@@ -24,8 +24,9 @@
 // of hanging the GPU. Stopping is __trap(): the launch ends with CUDA's "an
 // illegal instruction was encountered", which the study records as the
 // variant's failed run. From this header, that error means one of the two: a
-// block numbered past the grid, or a wait of 10 s. (A printf saying which
-// costs the main loops registers: ptxas spilled in steps 16 and 17.)
+// block numbered past the blocks that take tickets, or a wait of 10 s. (A
+// printf saying which costs the main loops registers: ptxas spilled in steps
+// 16 and 17.)
 //
 // The pieces of a cut tile are added in a fixed order, so a result is the same
 // bit for bit on every run on one GPU model; on a GPU with another number of
@@ -50,23 +51,30 @@ __device__ __forceinline__ unsigned long long marked(unsigned launch, unsigned v
 // bytes in step 17's main loop, which ran 18% slower at 4096 (measured on the H100).
 __device__ __noinline__ void stop() { __trap(); }
 
-// This block's number, 0 ... W-1, in the order the blocks start: a block
+// This block's number, 0 ... W-1, among the W blocks of the launch that take
+// one (all of them, but for step 29's), in the order they start: a block
 // only ever waits for one numbered before it, which is running already.
-__device__ __forceinline__ long long take_ticket(int& number, unsigned launch)
+__device__ __forceinline__ void take_ticket(int& number, unsigned launch, long long W)
 {
-    const long long W = (long long)gridDim.x * gridDim.y;
     if (W > MAX_BLOCKS)
-        stop();   // a grid larger than progress[]: the launch fails, not the result
+        stop();   // more blocks than progress[] has places: the launch fails, not the result
     if (threadIdx.x == 0) {
         const unsigned long long seen = atomicAdd(&ticket, 0ull);
         if (seen >> 32 != launch)   // another launch's: the first block to get here starts this launch's count
             atomicCAS(&ticket, seen, marked(launch, 0));
         const unsigned long long mine = atomicAdd(&ticket, 1ull);
         if (mine >> 32 != launch || (mine & 0xFFFFFFFFu) >= W)
-            stop();   // numbered past the grid: another launch of this module is taking tickets
+            stop();   // numbered past W: another launch of this module is taking tickets
         number = int(mine & 0xFFFFFFFFu);
     }
     __syncthreads();
+}
+
+// The same for every block of the grid (steps 15 to 17); returns the grid's size, W.
+__device__ __forceinline__ long long take_ticket(int& number, unsigned launch)
+{
+    const long long W = (long long)gridDim.x * gridDim.y;
+    take_ticket(number, launch, W);
     return W;
 }
 

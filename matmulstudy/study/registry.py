@@ -104,7 +104,7 @@ def _parse_entry(i: int, raw: dict, kernels_dir: Path, chapters: dict, check_fil
         if len(block) != 2 or len(tile) != 2:
             raise StudyError(f"{where}: a cuda variant needs 'block: [x, y]' and 'tile: [rows, cols]'")
         if grid and len(grid) != 2:
-            raise StudyError(f"{where}: 'grid' is [x, y], expressions of the defines and sms")
+            raise StudyError(f"{where}: 'grid' is [x, y], expressions of the defines, sms and tiles")
         if raw.get("cluster") is not None and (not isinstance(raw["cluster"], list) or len(raw["cluster"]) != 2):
             raise StudyError(f"{where}: 'cluster' is [x, y], blocks of a cluster")
     variant = Variant(id=vid, backend=backend, title=raw["title"], source=raw["source"], order=i,
@@ -130,7 +130,7 @@ def _parse_entry(i: int, raw: dict, kernels_dir: Path, chapters: dict, check_fil
         rows, cols = variant.tile
         if min(bx, by, rows, cols) < 1 or bx * by > 1024:
             raise StudyError(f"{where}: block {bx}x{by} / tile {rows}x{cols} is not launchable (1..1024 threads)")
-        if grid and min(eval_expr(e, {**defines, "sms": 1}) for e in grid) < 1:
+        if grid and min(eval_expr(e, {**defines, "sms": 1, "tiles": 1}) for e in grid) < 1:
             raise StudyError(f"{where}: grid {list(grid)} gives no block on a GPU of one multiprocessor")
     return variant
 

@@ -215,7 +215,7 @@ def validate(cfg: dict, registry: Registry, schema_path: Path = SCHEMA_PATH) -> 
             v = registry[vid]
             if v.backend != "cuda" or not v.runs_on(shape):
                 continue
-            x, y, _ = v.launch_grid(M, N, sms=1)   # a persistent grid's size does not depend on the shape
+            x, y, _ = v.launch_grid(M, N, sms=1)   # a grid of the kernel's own grows with the tiles, not the SMs
             if y > MAX_GRID[1] or x > MAX_GRID[0]:
                 raise StudyError(f"config: shape {shape.tag} needs a grid of {x:,} x {y:,} blocks for {vid} (tiles "
                                  f"of {v.tile[0]} x {v.tile[1]}), past CUDA's {MAX_GRID[0]:,} x {MAX_GRID[1]:,}; "

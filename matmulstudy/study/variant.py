@@ -57,7 +57,7 @@ class Variant:
     defines: dict = field(default_factory=dict)
     block_expr: tuple = ()
     tile_expr: tuple = ()
-    grid_expr: tuple = ()   # a persistent kernel's grid, of the defines and `sms` (the GPU's multiprocessors)
+    grid_expr: tuple = ()   # a grid of the kernel's own, of the defines, `sms` (the GPU's multiprocessors), `tiles` (C's)
     ratio_expr: str | None = None
     dtypes: tuple = ("float32",)
     precision: str = BASE.id
@@ -148,17 +148,18 @@ class Variant:
 
     def launch_grid(self, M: int, N: int, sms: int | None = None) -> tuple[int, int, int]:
         """Blocks to cover an M x N matrix C: ceil(N/cols) x ceil(M/rows) tiles, rounded up to whole clusters;
-        or, for a variant with a `grid` entry (a persistent kernel, which shares the tiles out itself), that
-        grid on a GPU of `sms` multiprocessors, rounded down to whole clusters (at least one: a cluster's
-        blocks run at once, and more of them than the GPU holds would wait for a free place)."""
+        or, for a variant with a `grid` entry (a kernel that shares the tiles out itself), that grid on a GPU
+        of `sms` multiprocessors for C's `tiles` tiles, rounded down to whole clusters (at least one: a
+        cluster's blocks run at once, and more of them than the GPU holds would wait for a free place)."""
         cx, cy = self.cluster
+        rows, cols = self.tile
+        tiles = -(-N // cols) * -(-M // rows)
         if self.grid_expr:
             if sms is None:
                 raise StudyError(f"{self.id}: its grid depends on the GPU's multiprocessor count, which the "
                                  "caller did not give")
-            x, y = (eval_expr(e, {**self.defines, "sms": sms}) for e in self.grid_expr)
+            x, y = (eval_expr(e, {**self.defines, "sms": sms, "tiles": tiles}) for e in self.grid_expr)
             return (max(x // cx, 1) * cx, max(y // cy, 1) * cy, 1)
-        rows, cols = self.tile
         return (_round_up(-(-N // cols), cx), _round_up(-(-M // rows), cy), 1)
 
     @property
