@@ -35,8 +35,8 @@
 // the slices, 99.8-99.9% and 102.8% (notes/beyond_the_seeds.md).
 // Its buffers are flipped by an XOR, as step 28's (XOR_BUFFERS 1), and
 // its copies are addressed as step 28's first version did (LEAN_COPIES 0):
-// with step 28's offsets in registers this kernel ran 1.5-2.5 points
-// slower (246 registers, no spill).
+// with step 28's offsets in registers this kernel ran about 2 points
+// slower at 4096 and 8192 (246 registers, no spill).
 //
 // Counter that shows it: the SMs' balance (ncu, sm_balance: the mean SM's
 // active cycles over the busiest's), higher.
