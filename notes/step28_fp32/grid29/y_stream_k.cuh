@@ -32,6 +32,9 @@
 // SMs the grid, the pieces and so the last bits of the sums change.
 
 #pragma once
+#ifndef CHUNK_FIXUP_ROWS
+#define CHUNK_FIXUP_ROWS 8
+#endif
 
 #include "../../../kernels/common/pipeline.cuh"   // the pipelined main loop (multiply_slices) and the epilogue (store_tile)
 
@@ -93,6 +96,27 @@ __device__ __forceinline__ void add_tile(float* __restrict__ C, int M, int N, co
                 atomicAdd(C + (size_t)p.row(i) * N + p.col(j), acc[i][j]);
 }
 
+// C += acc, reading C in chunks of CHUNK_FIXUP rows (every read of a chunk issued before its writes).
+template <int ROWS = CHUNK_FIXUP_ROWS>
+__device__ __forceinline__ void add_tile_chunked(float* __restrict__ C, int M, int N, const float (&acc)[TM][TN], const Place& p)
+{
+#pragma unroll
+    for (int i0 = 0; i0 < TM; i0 += ROWS) {
+        float c[ROWS][TN];
+#pragma unroll
+        for (int i = 0; i < ROWS; ++i)
+#pragma unroll
+            for (int j = 0; j < TN; ++j)
+                c[i][j] = p.row(i0 + i) < M && p.col(j) < N ? __ldcg(C + (size_t)p.row(i0 + i) * N + p.col(j)) : 0.0f;
+#pragma unroll
+        for (int i = 0; i < ROWS; ++i)
+#pragma unroll
+            for (int j = 0; j < TN; ++j)
+                if (p.row(i0 + i) < M && p.col(j) < N)
+                    C[(size_t)p.row(i0 + i) * N + p.col(j)] = c[i][j] + acc[i0 + i][j];
+    }
+}
+
 // The block whose range holds slice x: the largest w with w * S / W <= x.
 __device__ __forceinline__ int owner_of(long long x, long long S, long long W) { return ((x + 1) * W + S - 1) / S - 1; }
 
@@ -138,6 +162,8 @@ __device__ __forceinline__ void multiply_range(Buffers& s, const float* __restri
                 __threadfence();
 #ifdef RED_FIXUP
                 add_tile(C, M, N, acc, p);
+#elif defined(CHUNK_FIXUP)
+                add_tile_chunked(C, M, N, acc, p);
 #else
                 store_tile<true>(C, M, N, acc, p);
 #endif
