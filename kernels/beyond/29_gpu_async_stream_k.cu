@@ -25,9 +25,9 @@
 // 1]). Blocks 0 to sms - 1 share out the slices; each later block computes
 // one whole tile, or nothing where the tiles go whole. So the shared slices
 // start first, on every SM at once, and the whole tiles follow as step 28's
-// blocks do, each SM taking the next as it frees; and the whole tiles' code
-// is step 28's, with no loop over tiles and none of the walk's state live
-// in it. Before (a grid of one block an SM: whole tiles wave by wave in a
+// blocks do, each SM taking the next as it frees; and the whole tiles run
+// step 28's source, with no loop over tiles and none of the walk's state
+// live in it. Before (a grid of one block an SM: whole tiles wave by wave in a
 // loop, then the walk), the two loops were laid out as 1,153 and 1,150
 // instructions per 1,024 FFMA, and this step ran 98.4% of cuBLAS SGEMM at
 // 4096 on the H100 and 101.4% at 8192; with its whole tiles as blocks of
