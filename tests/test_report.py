@@ -194,7 +194,7 @@ def test_a_failed_measurement_is_marked_and_counted(tmp_path):
     """One H100 measurement turned into a failure: the figures mark it, the page counts it."""
     copy_tables(tmp_path)
     folder = tmp_path / "reports" / "h100"
-    df = pd.read_csv(folder / "results.csv")
+    df = pd.read_csv(folder / "results.csv", low_memory=False)
     hit = (df.variant == "gpu_tiled") & (df.dtype == "float32") & (df.M == 4096) & (df.N == 4096) & (df.K == 4096)
     df = pd.concat([df[~hit], df[hit].head(1).assign(verified=False, time_ms=float("nan"),
                                                       gflops=float("nan"), bad_elements=7)])

@@ -33,7 +33,7 @@ GPU_PROVENANCE = ["gpu_uuid", "compute_capability", "driver_version", "driver_cu
 @pytest.fixture(scope="module", params=list(STUDIES))
 def study(request):
     """Each committed study: (label, its results)."""
-    return request.param, pd.read_csv(ROOT / "reports" / request.param / "results.csv")
+    return request.param, pd.read_csv(ROOT / "reports" / request.param / "results.csv", low_memory=False)
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +44,7 @@ def own():
 
 @pytest.fixture(scope="module")
 def results():
-    return pd.read_csv(REPORT / "results.csv")
+    return pd.read_csv(REPORT / "results.csv", low_memory=False)
 
 
 @pytest.fixture(scope="module")

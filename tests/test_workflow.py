@@ -195,12 +195,9 @@ WRONG_C = """void cpu_wrong(int M, int N, int K, const float *A, const float *B,
 """
 
 
-@pytest.mark.slow
-def test_a_variant_that_fails_costs_only_itself(tmp_path):
-    """The CPU-only study with two variants added to the registry: one whose source does not compile and one
-    whose result is wrong. The rest is measured, collected, drawn and paged; both failures are named in
-    failures.txt and the page, the failed build with its compiler error and log; the run's last line names
-    them, and its exit status is non-zero."""
+def _copy_with_two_bad_variants(tmp_path):
+    """A fresh copy of the repository whose registry has two more CPU variants, cpu_broken (its source does not
+    compile) and cpu_wrong (1% off); and an empty folder for a study. Returns both."""
     repo, work = tmp_path / "repo", tmp_path / "study"
     repo.mkdir()
     fresh_copy(repo)
@@ -212,6 +209,37 @@ def test_a_variant_that_fails_costs_only_itself(tmp_path):
     with open(repo / "kernels" / "registry.yaml", "a") as fh:
         fh.write("\n" + "".join("  " + line for line in yaml.safe_dump(entries, sort_keys=False).splitlines(True)))
     work.mkdir()
+    return repo, work
+
+
+@pytest.mark.slow
+def test_snakemake_build_fails_when_a_build_fails(tmp_path):
+    """`snakemake build` (the builds alone, no study after them) exits non-zero when a variant does not build,
+    and its last line names the variant and its log (it exited 0, the error in the middle of the output); the
+    variants that build are built."""
+    repo, work = _copy_with_two_bad_variants(tmp_path)
+    cfg = _study_dir(work, variants=["cpu_naive", "cpu_broken"])
+    env = {**os.environ, "PYTHONPATH": str(repo)}
+    proc = snakemake("--cores", "1", "build", "--directory", str(work), cwd=repo, snakefile=repo / "Snakefile", env=env)
+    assert proc.returncode != 0
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: 1 build(s) failed: cpu_broken float32 (log: ")
+    assert f"logs/compile_kernel/{cfg['label']}/float32/cpu_broken.so.log)" in last
+    assert (work / "results" / cfg["label"] / "build" / "float32" / "cpu_naive.so").stat().st_size > 0
+    # built again with the source mended: exit 0
+    (repo / "kernels" / "baselines" / "90_cpu_broken.c").write_text(BROKEN_C.replace("this is not C", ""))
+    again = snakemake("--cores", "1", "build", "--directory", str(work), cwd=repo, snakefile=repo / "Snakefile",
+                      env=env)
+    assert again.returncode == 0, again.stderr[-2000:]
+
+
+@pytest.mark.slow
+def test_a_variant_that_fails_costs_only_itself(tmp_path):
+    """The CPU-only study with two variants added to the registry: one whose source does not compile and one
+    whose result is wrong. The rest is measured, collected, drawn and paged; both failures are named in
+    failures.txt and the page, the failed build with its compiler error and log; the run's last line names
+    them, and its exit status is non-zero."""
+    repo, work = _copy_with_two_bad_variants(tmp_path)
     cfg = _study_dir(work, variants=["cpu_naive", "numpy", "cpu_broken", "cpu_wrong"])
     env = {**os.environ, "PYTHONPATH": str(repo)}
     proc = snakemake("--cores", "2", "--directory", str(work), cwd=repo, snakefile=repo / "Snakefile", env=env)

@@ -39,7 +39,8 @@ class Study:
             gpu = json.load(fh)
         gpu["gpu_name"] = gpu.get("gpu_name") or "no GPU (CPU variants only)"
         config = snapshot.read_config(folder)
-        tables = (pd.read_csv(folder / STUDY_FILES[name]) for name in ("results", "summary", "hardware"))
+        tables = (pd.read_csv(folder / STUDY_FILES[name], low_memory=False)   # one dtype a column, whole
+                  for name in ("results", "summary", "hardware"))
         return cls(folder, *tables, gpu, snapshot.read_registry(folder), config,
                    size or int(config.get("reference_size", DEFAULT_SIZE)))
 

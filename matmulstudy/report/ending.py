@@ -28,16 +28,35 @@ def _last_line(line: str, failed: bool) -> None:
         os._exit(1)
 
 
+def failed_builds(run, since: float) -> list[str]:
+    """'variant dtype (log: path)' for each of the study's builds recorded as failed after `since` (a time
+    stamp), in the registry's order."""
+    import json
+    out = []
+    for report in run.resource_reports(run.label):
+        if os.path.exists(report) and os.path.getmtime(report) > since:
+            with open(report) as fh:
+                built = json.load(fh)
+            if built.get("failed"):
+                out.append(f"{built['variant']} {built['dtype']} (log: {built.get('log')})")
+    return out
+
+
 def end_of_success(run) -> None:
     """After a run that finished: what failed, named as the run's last line (printed at exit, after Snakemake's
     closing lines); a build or a run that failed also makes the exit status non-zero (a wrong result is
-    recorded, as ever)."""
+    recorded, as ever). A build that failed after the study's tables were last written (`snakemake build`,
+    which makes no tables) is named on its own."""
     import atexit
 
     import pandas as pd
 
     from .results import failed_runs, failed_summary, failures
     table, report = paths.study_file("results", run.label), paths.REPORT.format(label=run.label)
+    builds = failed_builds(run, os.path.getmtime(table) if os.path.exists(table) else 0.0)
+    if builds:
+        atexit.register(_last_line, f"error: {len(builds)} build(s) failed: {', '.join(builds)}", True)
+        return
     if not os.path.exists(table):
         return
     df = pd.read_csv(table)
