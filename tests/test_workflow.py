@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
@@ -231,6 +232,26 @@ def test_snakemake_build_fails_when_a_build_fails(tmp_path):
     again = snakemake("--cores", "1", "build", "--directory", str(work), cwd=repo, snakefile=repo / "Snakefile",
                       env=env)
     assert again.returncode == 0, again.stderr[-2000:]
+
+
+@pytest.mark.slow
+def test_a_change_to_the_cuda_headers_rebuilds_no_c_variant(tmp_path, registry):
+    """kernels/common/ holds what the cuda kernels include; the C variants include none of it, so a change there
+    leaves their builds as they are (they were built again)."""
+    repo, work = tmp_path / "repo", tmp_path / "study"
+    repo.mkdir()
+    fresh_copy(repo)
+    work.mkdir()
+    cfg = _study_dir(work)
+    assert "c" in {registry[v].backend for v in cfg["variants"]}
+    env = {**os.environ, "PYTHONPATH": str(repo)}
+    run = partial(snakemake, "--directory", str(work), cwd=repo, snakefile=repo / "Snakefile", env=env)
+    assert run("--cores", "1", "build").returncode == 0
+    header = repo / "kernels" / "common" / "pipeline.cuh"
+    header.write_text(header.read_text() + "// a change\n")   # a new checksum, not only a new time stamp
+    again = run("-n", "build")
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert "Nothing to be done" in again.stdout + again.stderr, again.stdout[-2000:]
 
 
 @pytest.mark.slow

@@ -17,7 +17,8 @@ rule compile_kernel:
     input:
         unpack(lambda wc: RUN.tuned_choice(wc.label, wc.variant)),
         source=lambda wc: str(REGISTRY[wc.variant].file),
-        headers=KERNEL_HEADERS,   # what the kernels include: a change rebuilds them
+        # what the cuda kernels include: a change rebuilds them (and not the C ones, which include none of it)
+        headers=lambda wc: KERNEL_HEADERS if REGISTRY[wc.variant].backend == "cuda" else [],
     output:
         binary=paths.BINARY,
         resources=paths.RESOURCES,
