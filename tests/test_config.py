@@ -7,6 +7,7 @@ import shutil
 import pytest
 
 from matmulstudy.study.plan import bench_jobs, full_check, measurements
+from matmulstudy.study.registry import Registry
 from matmulstudy.study.settings import read_config_file, validate
 from matmulstudy.study.shapes import Shape
 from matmulstudy.errors import StudyError
@@ -142,6 +143,24 @@ def test_a_malformed_config_file_is_named_with_its_line(tmp_path):
         read_config_file(bad)
 
 
+def test_a_missing_bracket_is_named_where_its_sequence_starts(tmp_path):
+    """The parser finds a missing ] where the next key begins; the message keeps where the list began."""
+    bad = tmp_path / "config.yaml"
+    bad.write_text("label: x\nsizes: [256, 512\n\n# more settings\nseeds: [0]\n")
+    with pytest.raises(StudyError, match=r"line 5, column \d+: .* \(while parsing a flow sequence that starts at "
+                                         r"line 2, column 8\); fix the YAML there"):
+        read_config_file(bad)
+
+
+@pytest.mark.parametrize("text", ["", "# only a comment\n"])
+def test_an_empty_config_file_is_named_as_such(tmp_path, text):
+    empty = tmp_path / "config.yaml"
+    empty.write_text(text)
+    with pytest.raises(StudyError, match=rf"config file {re.escape(str(empty))} holds no settings \(it is empty, "
+                                         r"or comments only\); every key is required"):
+        read_config_file(empty)
+
+
 def test_an_arch_older_than_the_harness_or_unknown_to_nvcc_is_refused():
     with pytest.raises(StudyError, match="arch = sm_12 is older than sm_70, which the harness needs"):
         check_arch("sm_12")
@@ -159,3 +178,17 @@ def test_a_grid_too_tall_for_cuda_is_refused_before_any_job(default_config, regi
                                          r".*past CUDA's 2,147,483,647 x 65,535; use a smaller M"):
         validate(cfg, registry)
     validate(dict(cfg, shapes=[[1_048_560, 16, 16]]), registry)   # 65,535 rows of 16: the tallest that fits
+
+
+def test_a_missing_kernel_file_stops_only_a_study_that_runs_it(default_config, registry):
+    """A registry entry whose source is gone (a step being written, a file renamed) is refused by the studies
+    that run it, with the file named, and not by the others."""
+    gone = dict(registry.raw_entry("gpu_naive"), id="gpu_gone", file="seeds/01_gpu_gone.cu", title="gone")
+    with_gone = Registry.from_entries({**registry.raw, "variants": [*registry.raw["variants"], gone]})
+    assert with_gone["gpu_gone"].missing_file and not with_gone["gpu_naive"].missing_file
+    others = [vid for vid in with_gone if vid != "gpu_gone"]
+    assert validate(dict(default_config, variants=others), with_gone).variants == tuple(others)
+    for variants in (["gpu_naive", "gpu_gone"], "all"):
+        with pytest.raises(StudyError, match=r"gpu_gone.*file .*seeds/01_gpu_gone\.cu does not exist; restore it, or "
+                                             r"leave gpu_gone out of variants"):
+            validate(dict(default_config, variants=variants), with_gone)

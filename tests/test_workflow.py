@@ -287,7 +287,8 @@ def test_a_variant_that_fails_costs_only_itself(tmp_path):
 @pytest.mark.slow
 def test_a_study_interrupted_by_ctrl_c_resumes_on_the_same_command(tmp_path):
     """Ctrl-C (SIGINT to the whole process group, as a terminal sends it) part-way through the CPU-only
-    study; the same command again finishes it, every result there and verified, as a clean run's."""
+    study: its last line says that the same command resumes it; and the same command again finishes it, every
+    result there and verified, as a clean run's."""
     cfg = _study_dir(tmp_path)
     exe = shutil.which("snakemake") or str(Path(sys.executable).parent / "snakemake")
     run = subprocess.Popen([exe, "--snakefile", str(ROOT / "Snakefile"), "--cores", "1", "--directory",
@@ -299,6 +300,7 @@ def test_a_study_interrupted_by_ctrl_c_resumes_on_the_same_command(tmp_path):
     os.killpg(run.pid, signal.SIGINT)
     _, err = run.communicate(timeout=120)
     assert run.returncode != 0, "the study ended before the interrupt: nothing was tested"
+    assert err.strip().splitlines()[-1].startswith("interrupted: the same command resumes the run")
     assert not (tmp_path / "reports" / cfg["label"] / "results.csv").exists()
     again = snakemake("--cores", "1", "--directory", str(tmp_path))
     assert again.returncode == 0, again.stderr[-3000:]

@@ -10,14 +10,31 @@ from ..gpu import host
 from ..study import paths
 
 
-def end_of_error(run) -> None:
-    """After a failed run: the reason a GPU study could not use its GPU, as the run's very last line (printed at
-    exit, after Snakemake's own closing lines, "At least one job did not complete successfully")."""
+INTERRUPTED = "Terminating processes on user request"   # what Snakemake logs on Ctrl-C
+
+
+def _interrupted(logs) -> bool:
+    """Whether Snakemake's log of this run (a path, or a list of them) records a Ctrl-C."""
+    for path in [logs] if isinstance(logs, str) else list(logs or []):
+        if os.path.exists(path):
+            with open(path, errors="replace") as fh:
+                if INTERRUPTED in fh.read():
+                    return True
+    return False
+
+
+def end_of_error(run, log=None) -> None:
+    """After a failed run, as its very last line (printed at exit, after Snakemake's own closing lines, "At least
+    one job did not complete successfully"): the reason a GPU study could not use its GPU; or, after Ctrl-C
+    (Snakemake's log of the run, `log`, says so), that the same command resumes the run."""
     import atexit
     why = run.uses_gpu and host.gpu_failure(paths.GPU_LOG.format(label=run.label))
     if why:
         atexit.register(print, f"{why} (the study's GPU jobs did not run; `snakemake build` builds what needs "
                         "no GPU)", file=sys.stderr)
+    elif _interrupted(log):
+        atexit.register(print, "interrupted: the same command resumes the run (the finished jobs are kept, the "
+                        "ones cut short run again)", file=sys.stderr)
 
 
 def _last_line(line: str, failed: bool) -> None:

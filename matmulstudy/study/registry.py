@@ -69,14 +69,14 @@ def _parse_entry(i: int, raw: dict, kernels_dir: Path, chapters: dict, check_fil
     max_size = raw.get("max_size")
     if max_size is not None and (not isinstance(max_size, int) or max_size < 1):
         raise StudyError(f"{where}: max_size must be an integer >= 1 (the largest M, N or K it runs)")
-    path = None
+    path, missing_file = None, None
     kernel = raw.get("kernel", vid)
     if backend in BUILT_BACKENDS:
         if not raw.get("file"):
             raise StudyError(f"{where}: backend {backend} needs a 'file' in kernels/")
         path = Path(kernels_dir) / raw["file"]
-        if check_files and not path.is_file():
-            raise StudyError(f"{where}: file {path} does not exist")
+        if check_files and not path.is_file():   # refused by a study that runs it (settings.validate), not before
+            missing_file = f"{where}: file {path} does not exist"
         if not re.fullmatch(rf"\d\d_{kernel}\.(cu|c)", path.name):
             raise StudyError(f"{where}: file '{path.name}' must be named NN_{kernel}.cu (or .c)")
         folder = chapter if role == "step" else BASELINES
@@ -113,6 +113,7 @@ def _parse_entry(i: int, raw: dict, kernels_dir: Path, chapters: dict, check_fil
                       role=role, chapter=chapter, max_size=max_size, search=_parse_search(raw.get("search"), defines, where),
                       shows=_parse_shows(raw.get("shows"), role, where), needs=_parse_needs(raw.get("needs"), backend, where),
                       shared_expr=raw.get("shared"), cluster_expr=tuple(raw.get("cluster") or ()),
+                      missing_file=missing_file,
                       maps_expr=_parse_tensor_maps(raw.get("tensor_maps"), backend, where),
                       align_rows=_parse_align_rows(raw.get("align_rows"), raw.get("tensor_maps"), where),
                       launch_number=_parse_launch_number(raw.get("launch_number"), backend, raw.get("tensor_maps"),

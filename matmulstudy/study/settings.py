@@ -158,13 +158,19 @@ def read_config_file(path) -> dict:
     except OSError as err:
         raise StudyError(f"config file {path}: {err.strerror}") from None
     except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
+        mark, start = getattr(err, "problem_mark", None), getattr(err, "context_mark", None)
         where = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise StudyError(f"config file {path}{where}: {getattr(err, 'problem', None) or err}; fix the YAML there") \
-            from None
-    if data is not None and not isinstance(data, dict):
+        # where the parser found it, and where what it was reading began (a missing ] is found lines later)
+        context = (f" ({err.context} that starts at line {start.line + 1}, column {start.column + 1})"
+                   if getattr(err, "context", None) and start else "")
+        raise StudyError(f"config file {path}{where}: {getattr(err, 'problem', None) or err}{context}; "
+                         "fix the YAML there") from None
+    if data is None:
+        raise StudyError(f"config file {path} holds no settings (it is empty, or comments only); every key is "
+                         "required: start from the repository's config/config.yaml")
+    if not isinstance(data, dict):
         raise StudyError(f"config file {path}: expected keys and values (a YAML mapping), found {type(data).__name__}")
-    return data or {}
+    return data
 
 
 def read_schema(schema_path: Path = SCHEMA_PATH) -> dict:
@@ -188,6 +194,8 @@ def validate(cfg: dict, registry: Registry, schema_path: Path = SCHEMA_PATH) -> 
     for vid in wanted:
         if vid not in registry:
             raise StudyError(f"config: variants contains unknown variant '{vid}'; known: {', '.join(registry)}")
+        if registry[vid].missing_file:
+            raise StudyError(f"{registry[vid].missing_file}; restore it, or leave {vid} out of variants")
     if cfg["reference_size"] not in cfg["sizes"]:
         raise StudyError(f"config: reference_size = {cfg['reference_size']} is not allowed; expected one of sizes {cfg['sizes']}")
     if cfg["ncu"] and cfg["ncu_size"] not in cfg["sizes"]:

@@ -68,6 +68,7 @@ class Variant:
     shows: tuple = ()   # (counter, 'lower' or 'higher'): what shows the step's change, from the step before
     needs: str | None = None   # the oldest nvcc target it builds for (sm_80), or an arch-specific one (sm_90a)
     shared_expr: str | int | None = None   # dynamic shared memory per block, bytes (expression of the defines)
+    missing_file: str | None = None   # why its source cannot be built: the file the registry names is missing
     cluster_expr: tuple = ()   # blocks of a thread block cluster (x, y), expressions of the defines
     maps_expr: tuple = ()   # ((matrix, (box rows, box cols)), ...): TMA maps it takes after C (gpu/tma.py)
     align_rows: str | None = None   # the kernel of its file that copies operands whose rows are off 16 bytes
