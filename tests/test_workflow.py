@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from conftest import ROOT, fresh_copy, snakemake
+from matmulstudy.errors import StudyError
 from matmulstudy.study import snapshot
 from matmulstudy.study.plan import bench_jobs, builds, reference_kind
 from matmulstudy.study.settings import validate
@@ -100,11 +101,20 @@ def test_a_malformed_config_file_stops_the_run_naming_its_line(tmp_path):
 
 
 @pytest.mark.skipif(shutil.which("nvidia-smi") is not None, reason="this machine has a GPU driver")
-def test_auto_label_without_gpu_says_what_to_do(tmp_path):
-    proc = snakemake("-n", "--directory", str(tmp_path), "--configfile", str(ROOT / "config/config.yaml"))
+@pytest.mark.parametrize("config, wanted", [
+    ([], "set label and arch (e.g. sm_90) in the config"),              # the default config: both auto
+    (["label=mine"], "set arch (e.g. sm_90) in the config"),            # a label given (as .test's): arch alone
+    (["arch=sm_90"], "set label in the config"),
+    (["arch=sm_12"], "error: config: arch = sm_12 is older than sm_70"),  # a wrong arch first, GPU or not
+])
+def test_auto_label_without_gpu_says_what_to_do(tmp_path, config, wanted):
+    proc = snakemake("-n", "--directory", str(tmp_path), "--configfile", str(ROOT / "config/config.yaml"),
+                     *(["--config", *config] if config else []))
     assert proc.returncode != 0
-    assert "error: no GPU is visible: nvidia-smi was not found" in proc.stderr
-    assert "set label (and arch, e.g. sm_90) in the config" in proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    assert wanted in last
+    if "sm_12" not in wanted:
+        assert last.startswith("error: no GPU is visible: nvidia-smi was not found")
     assert "Traceback" not in proc.stderr
 
 
@@ -308,6 +318,16 @@ def test_a_study_interrupted_by_ctrl_c_resumes_on_the_same_command(tmp_path):
     grid = {(n, n, n) for n in cfg["sizes"]} | {tuple(s) for s in cfg["shapes"]}
     assert set(zip(df["variant"], df["M"], df["N"], df["K"])) == {(v, *s) for v in cfg["variants"] for s in grid}
     assert df["verified"].all()
+
+
+@pytest.mark.skipif(shutil.which("nvidia-smi") is not None, reason="this machine has a GPU driver")
+def test_without_a_driver_the_gpu_tests_and_jobs_say_so_not_pip_install():
+    """With no NVIDIA driver, installing PyCUDA would not help: the reason the GPU tests skip (and query_gpu
+    stops) names the driver, as the config check does."""
+    from matmulstudy.gpu.session import require_pycuda
+    with pytest.raises(StudyError, match=r"^no usable GPU: nvidia-smi was not found \(no NVIDIA driver on this "
+                                         r"machine\)$"):
+        require_pycuda()
 
 
 @pytest.mark.slow

@@ -18,16 +18,21 @@ says what the device is, cublas.py and tma.py bind what PyCUDA does not.
 
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 
 from ..errors import StudyError
 
 
 def require_pycuda():
-    """Import and initialise PyCUDA, or say in one line what is missing."""
+    """Import and initialise PyCUDA, or say in one line what is missing: the NVIDIA driver first (without it
+    PyCUDA would not help), then PyCUDA."""
     try:
         import pycuda.driver as cuda
     except ImportError as err:
+        if shutil.which("nvidia-smi") is None:
+            raise StudyError("no usable GPU: nvidia-smi was not found (no NVIDIA driver on this machine)") from None
         raise StudyError(f"no usable GPU: pycuda cannot be imported ({err}); "
                          "install it with: pip install pycuda (needs the CUDA toolkit)") from None
     try:

@@ -29,12 +29,16 @@ def _label_and_arch(given, uses_gpu: bool, lint: bool) -> tuple[str, str | None]
     label, arch = given.label, given.arch
     if lint:
         return (label if label != "auto" else "lint"), (arch if arch != "auto" else "sm_90")
+    if uses_gpu and arch != "auto":
+        host.check_arch(arch)   # a wrong arch is said first, GPU or not
     if label == "auto" or (uses_gpu and arch == "auto"):
         try:
             gpu = host.visible_gpu()
         except StudyError as err:
-            raise StudyError(f"{err}; set label (and arch, e.g. sm_90) in the config or run on a machine with "
-                             "a GPU") from None
+            unset = [key for key, auto in (("label", label == "auto"),
+                                           ("arch (e.g. sm_90)", uses_gpu and arch == "auto")) if auto]
+            raise StudyError(f"{err}; set {' and '.join(unset)} in the config or run on a machine with a GPU") \
+                from None
         if label == "auto":
             label = host.gpu_label(gpu["name"])
         if arch == "auto":
