@@ -67,13 +67,18 @@ def on_gpu(df):
     return df[df.device.str.contains("NVIDIA", na=False)]
 
 
-def median_gflops(results, variant, n=4096, dtype="float32"):
-    """The median of the counted samples (those of batches taken again, where the GPU throttled, do not count)."""
+def counted_gflops(results, variant, n=4096, dtype="float32"):
+    """The counted samples' GFLOP/s (those of batches taken again, where the GPU throttled, do not count)."""
     at = results[(results.variant == variant) & (results.dtype == dtype)
                  & (results.M == n) & (results.N == n) & (results.K == n)]
     at = at[~at["retaken"].astype(str).eq("True")]
     assert len(at) > 0, f"{variant} {dtype} was not measured at {n}"
-    return at["gflops"].median()
+    return at["gflops"]
+
+
+def median_gflops(results, variant, n=4096, dtype="float32"):
+    """The median of the counted samples."""
+    return counted_gflops(results, variant, n, dtype).median()
 
 
 def test_each_study_ran_on_its_gpu(study):
@@ -291,8 +296,9 @@ def test_slower_steps_are_reported_with_their_reason(results, own):
     slower = []
     for precision in {v.precision for v in registry.steps()}:   # each precision's steps are a progression of its own
         steps = [v.id for v in registry.steps(precision=precision)]
-        speeds = [median_gflops(results, s) for s in steps]
-        slower += [registry[s].title for s, before, now in zip(steps[1:], speeds, speeds[1:]) if now < before]
+        q1, q3 = ([counted_gflops(results, s).quantile(q) for s in steps] for q in (0.25, 0.75))
+        # slower beyond the two steps' spread: its interquartile range under the one before's
+        slower += [registry[s].title for s, low_before, high_now in zip(steps[1:], q1, q3[1:]) if high_now < low_before]
     section = "".join(part.split("### What each step")[0]   # one such list per chapter
                       for part in notes.split("Steps slower than the one before")[1:])
     for title in slower:

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from matmulstudy.report import plots, results
-from matmulstudy.report.results import at_size
+from matmulstudy.report.results import at_size, slower_beyond_spread
 from matmulstudy.errors import StudyError
 from matmulstudy.study.registry import Registry
 from matmulstudy.report.committed import Study
@@ -254,3 +254,13 @@ def test_the_power_figure_draws_each_gpu_variants_sustained_run_under_the_power_
     assert all(registry[v].title in svg for v in shown["variant"])
     plots.power(study, tmp_path / "none")
     assert "measured before the energy phase" in (tmp_path / "none.svg").read_text()
+
+
+def test_a_step_is_slower_only_beyond_both_steps_spread():
+    """Issue 26: step 21 at 362,506 against 362,628 GFLOP/s, 0.38% noise, was listed as slower (×1.00)."""
+    before = pd.Series([362_000.0, 362_400, 362_628, 362_900, 363_300])
+    within = pd.Series([361_900.0, 362_300, 362_506, 362_700, 363_100])   # its quartiles overlap the other's
+    below = pd.Series([355_000.0, 355_500, 356_000, 356_500, 357_000])    # its upper quartile under the other's lower
+    assert not slower_beyond_spread(within, before)
+    assert slower_beyond_spread(below, before)
+    assert not slower_beyond_spread(before, below)

@@ -2,7 +2,8 @@
 
 For each GPU step at the reference size: its speed, its speedup over the
 step before, and the hardware facts that explain it. A step slower than
-the one before is said to be slower, with the facts that moved against it;
+the one before beyond their measured spread (results.slower_beyond_spread)
+is said to be slower, with the facts that moved against it;
 no step is dropped or reordered. A step whose registry entry says which
 counters show its change (`shows`) gets a line with them, before and after,
 and whether they moved the way the step says.
@@ -16,7 +17,7 @@ from .. import precisions
 from ..measure.sanitize import is_clean
 from ..study.counters import COUNTERS, ENERGY, with_derived
 from ..study.registry import Registry
-from .results import at_size
+from .results import at_size, slower_beyond_spread
 
 # The columns of the progression table, in its order: (label, format, True if a larger value is worse).
 FACTS = {c: (COUNTERS[c][0], COUNTERS[c][2], COUNTERS[c][3])
@@ -42,6 +43,7 @@ def progression_table(df: pd.DataFrame, hw: pd.DataFrame, registry: Registry, si
     at = at_size(df, size, verified=True)
     steps = registry.steps(precision=precision)
     at = at[at["variant"].isin([v.id for v in steps])]
+    samples = dict(tuple(at.groupby("variant")["gflops"]))
     med = at.groupby("variant")["gflops"].median()
     hw = with_derived(hw[hw["dtype"] == "float32"]).set_index("variant")
     energy = {}
@@ -61,15 +63,18 @@ def progression_table(df: pd.DataFrame, hw: pd.DataFrame, registry: Registry, si
     table["shows"] = table["variant"].map(lambda v: registry[v].shows)
     table["source"] = table["variant"].map(lambda v: registry[v].source)
     table["speedup"] = table["gflops"] / table["gflops"].shift(1)
+    table["slower"] = [i > 0 and slower_beyond_spread(samples[v], samples[table["variant"].iloc[i - 1]])
+                       for i, v in enumerate(table["variant"])]
     return table
 
 
 def slower_steps(table: pd.DataFrame) -> list[str]:
-    """A sentence per step slower than its predecessor, naming what moved against it."""
+    """A sentence per step slower than its predecessor beyond their measured spread, naming what moved against
+    it."""
     notes = []
     for i in range(1, len(table)):
         now, before = table.iloc[i], table.iloc[i - 1]
-        if not now["speedup"] < 1:
+        if not now["slower"]:
             continue
         moved = []
         facts = {**FACTS, **{c: (label, fmt, worse) for c, (label, _, fmt, worse) in COUNTERS.items()
@@ -155,8 +160,10 @@ def markdown(table: pd.DataFrame, gpu_name: str, size: int, level: int = 1,
         cells += ["" if pd.isna(r[c]) else (str(r[c]) if is_clean(r[c]) else f"**{r[c]}**") for c in text_cols]
         lines.append("| " + " | ".join(cells) + " |")
     notes = slower_steps(table)
-    lines += ["", f"{'#' * (level + 1)} Steps slower than the one before", ""]
-    lines += ([f"- {n}" for n in notes] if notes else ["Every step is faster than the one before."] if len(table) > 1
+    lines += ["", f"{'#' * (level + 1)} Steps slower than the one before", "",
+              "A step is slower when the upper quartile of its timed GFLOP/s lies under the lower quartile of the "
+              "step before's; a smaller difference, within the two steps' spread, is not called slower.", ""]
+    lines += ([f"- {n}" for n in notes] if notes else ["No step runs slower than the one before."] if len(table) > 1
               else ["This study has fewer than two steps to compare."])
     shown = shown_changes(table)
     if shown:

@@ -65,6 +65,13 @@ def at_size(df: pd.DataFrame, size: int, dtype: str = "float32", verified: bool 
     return at[at["verified"].astype(bool)] if verified else at
 
 
+def slower_beyond_spread(now: pd.Series, before: pd.Series) -> bool:
+    """Whether a step is slower than the one before it beyond their measured spread: `now`'s and `before`'s
+    GFLOP/s samples, the upper quartile of the one under the lower quartile of the other (their interquartile
+    ranges apart). A step within the spread of the one before is not called slower."""
+    return bool(now.quantile(0.75) < before.quantile(0.25))
+
+
 def summary(df: pd.DataFrame, registry: Registry, gpu: dict | None = None) -> pd.DataFrame:
     """Median time and GFLOP/s with the interquartile range, per variant and shape.
 

@@ -12,7 +12,7 @@ import seaborn as sns
 from ... import precisions
 from ...measure.sanitize import is_clean
 from ..committed import Study
-from ..results import at_size, failure_kind
+from ..results import at_size, failure_kind, slower_beyond_spread
 from .style import IQR, mark_chapters, palette, placeholder, save, titles
 
 
@@ -21,8 +21,8 @@ def progression(study: Study, stem: Path, dtype: str = "float32", precision: str
     (the base one's, or a tensor-core precision's), in order.
 
     Each bar carries its median and its speedup over the step before; a
-    step slower than the one before is written in red (the hardware table
-    says why). float32 also gets the reference of that precision (cuBLAS
+    step slower than the one before beyond their measured spread is written
+    in red (the hardware table says why). float32 also gets the reference of that precision (cuBLAS
     in it) and the precision's peak as lines. A step that compute-sanitizer
     found problems in is marked on its bar.
     """
@@ -41,6 +41,7 @@ def progression(study: Study, stem: Path, dtype: str = "float32", precision: str
     ok = steps[steps["verified"]]
     sns.barplot(data=ok, x="title", y="gflops", order=order, hue="title", hue_order=order,
                 palette=pal, estimator="median", errorbar=IQR, capsize=0.2, ax=ax, legend=False)
+    samples = dict(tuple(ok.groupby("title")["gflops"]))
     medians = ok.groupby("title")["gflops"].median()
     upper = ok.groupby("title")["gflops"].quantile(0.75)
     hazard_titles = {registry[v].title for v in hazards}
@@ -62,9 +63,9 @@ def progression(study: Study, stem: Path, dtype: str = "float32", precision: str
             continue
         text, colour = (f"{medians[title]:,.0f}" if medians[title] >= 100 else f"{medians[title]:.3g}"), "black"
         if previous is not None:
-            speedup = medians[title] / previous
-            text += f"\n×{speedup:.2f}" + (" slower" if speedup < 1 else "")
-            colour = "red" if speedup < 1 else "black"
+            slower = slower_beyond_spread(samples[title], samples[previous])
+            text += f"\n×{medians[title] / medians[previous]:.2f}" + (" slower" if slower else "")
+            colour = "red" if slower else "black"
         if any(upper[title] <= value <= upper[title] + 0.15 * top for value, *_ in lines):
             # a line would cross the label above the bar: the label goes inside the bar's top instead
             ax.annotate(text, (i, medians[title]), ha="center", va="top", xytext=(0, -4),
@@ -76,7 +77,7 @@ def progression(study: Study, stem: Path, dtype: str = "float32", precision: str
         if title in hazard_titles:
             ax.annotate("sanitizer:\nhazards", (i, 0), ha="center", va="bottom", xytext=(0, 3),
                         textcoords="offset points", fontsize=8, color="red", fontweight="bold")
-        previous = medians[title]
+        previous = title
     for value, label, colour, style in lines:
         ax.axhline(value, color=colour, linestyle=style, linewidth=1.5)
         ax.annotate(label, (0.0, value), xycoords=("axes fraction", "data"), ha="left", va="bottom",
@@ -100,9 +101,10 @@ def progression(study: Study, stem: Path, dtype: str = "float32", precision: str
         ax.set_title(f"Optimisation progression, {size}×{size}×{size} {dtype}{arithmetic}, on {gpu['gpu_name']}\n"
                      "label: median and speedup over the step before", fontsize=11)
     fig.tight_layout(rect=(0, 0.04, 1, 1))
-    fig.text(0.01, 0.01, "Red: slower than the one before." if cpu else
-             "Red: slower than the step before. Why: the summary page and figures/hardware.png (the counters each "
-             "step names: bank conflicts, stalls, occupancy, FFMA per LDS, ...).", fontsize=9, color="dimgrey")
+    fig.text(0.01, 0.01, "Red: slower than the one before, beyond both interquartile ranges." if cpu else
+             "Red: slower than the step before, beyond both interquartile ranges. Why: the summary page and "
+             "figures/hardware.png (the counters each step names: bank conflicts, stalls, occupancy, FFMA per "
+             "LDS, ...).", fontsize=9, color="dimgrey")
     return save(fig, stem)
 
 
