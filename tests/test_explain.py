@@ -17,7 +17,7 @@ from test_results import fixture_study
 
 
 def _table(rows):
-    base = {"gflops": 1.0, "speedup": math.nan, "shows": (), "source": "a source"}
+    base = {"gflops": 1.0, "speedup": math.nan, "slower": False, "shows": (), "source": "a source"}
     return pd.DataFrame([{**base, "step": f"step {i}", "variant": f"v{i}", **r} for i, r in enumerate(rows)])
 
 
@@ -51,9 +51,13 @@ def test_barriers_and_instructions_per_fma_are_derived_from_the_sass_counts():
 
 
 def test_a_slower_step_is_not_explained_by_a_change_below_the_printed_precision():
-    table = _table([{"bank_conflicts_per_shared_ld": 0.0001}, {"speedup": 0.9, "bank_conflicts_per_shared_ld": 0.0004}])
+    table = _table([{"bank_conflicts_per_shared_ld": 0.0001},
+                    {"speedup": 0.9, "slower": True, "bank_conflicts_per_shared_ld": 0.0004}])
     (note,) = explain.slower_steps(table)
     assert "none of the recorded counters moved against it" in note
+    within = _table([{}, {"speedup": 0.99, "slower": False}])   # a lower median within the two steps' spread
+    assert explain.slower_steps(within) == []
+    assert "No step runs slower than the one before." in explain.markdown(within, "Test GPU", 4096)
 
 
 def _with_shows(registry, shows, vid="gpu_tiled"):
