@@ -23,7 +23,7 @@ LABEL, ARCH = SETTINGS.label, SETTINGS.arch
 # The study a job belongs to, for the jobs that labels share (make_inputs): in the environment, not in their
 # params, which snakemake compares to rerun a job (a study of another label would make it run this one again).
 os.environ[paths.STUDY_LABEL_ENV] = LABEL if RUN.uses_gpu else ""
-KERNEL_HEADERS = sorted(str(p) for p in paths.KERNEL_HEADERS.glob("*.cuh"))   # a change rebuilds every cuda kernel
+KERNEL_HEADERS = sorted(str(p) for p in paths.KERNEL_HEADERS.glob("*.cuh"))   # a change rebuilds the cuda kernels
 REPORT_LABELS = [LABEL]   # the studies the report rules draw (render.smk: every committed one)
 
 

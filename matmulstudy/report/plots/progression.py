@@ -22,9 +22,9 @@ def progression(study: Study, stem: Path, dtype: str = "float32", precision: str
 
     Each bar carries its median and its speedup over the step before; a
     step slower than the one before beyond their measured spread is written
-    in red (the hardware table says why). float32 also gets the reference of that precision (cuBLAS
-    in it) and the precision's peak as lines. A step that compute-sanitizer
-    found problems in is marked on its bar.
+    in red (the hardware table says why). float32 also gets the reference
+    of that precision (cuBLAS in it) and the precision's peak as lines. A
+    step that compute-sanitizer found problems in is marked on its bar.
     """
     registry, gpu, size, df = study.registry, study.gpu, study.size, study.counted
     hw = study.hardware
