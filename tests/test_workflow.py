@@ -190,6 +190,9 @@ def test_cpu_only_study_runs_end_to_end_and_renders(tmp_path, registry):
     assert "the repository's `README.md`" in page   # a study outside the repository links nowhere wrong
     svg = (report / "figures" / "progression.svg").read_text()
     assert all(registry[v].title in svg for v in cfg["variants"]) and "×" in svg
+    # the int32 figure's placeholder, in words (Matplotlib keeps a text's string in a comment beside its glyphs)
+    words = " ".join(re.findall(r"<!-- (.*?) -->", (report / "figures" / "progression_int32.svg").read_text()))
+    assert "No int32 measurements in this study: it measured float32 only" in words and "[" not in words
 
 
 BROKEN_C = "void cpu_broken(int M, int N, int K, const float *A, const float *B, float *C) { this is not C }\n"

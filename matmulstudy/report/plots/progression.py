@@ -125,5 +125,6 @@ def progression_int32(study: Study, stem: Path) -> list[Path]:
     """The progression of seed 003's int32 mode, where the study has one."""
     dtypes = sorted(set(study.results["dtype"]))
     if "int32" not in dtypes:
-        return placeholder(f"no int32 measurements in this study (dtypes: {dtypes})", stem)
+        return placeholder(f"No int32 measurements in this study: it measured {', '.join(dtypes)} only (the config's "
+                           "dtypes).", stem)
     return progression(study, stem, dtype="int32")
