@@ -207,3 +207,18 @@ def test_a_failed_measurement_is_marked_and_counted(tmp_path):
     assert "| failed verifications | 1 (see [failures.txt](failures.txt))" in (folder / "README.md").read_text()
     assert "verification" in (folder / "figures" / "progression.svg").read_text()
     assert "failed" in (folder / "figures" / "efficiency.svg").read_text()
+
+
+def test_a_value_beside_a_bar_is_written_one_way():
+    """Issue 26: the hardware figure wrote its numbers three ways ('4.63e-05', '0.000349', '6')."""
+    from matmulstudy.report.plots.style import value_label
+    assert [value_label(v) for v in (0, 5.14e-05, 0.000349, 0.0112, 6, 99.6, 1234.5, float("nan"))] == \
+        ["0", "<0.01", "<0.01", "0.0112", "6", "99.6", "1,234", ""]
+
+
+@pytest.mark.parametrize("folder", COMMITTED, ids=lambda f: f.name)
+def test_the_committed_hardware_figures_write_no_power_of_ten_and_no_percentage_past_100(folder):
+    """Matplotlib keeps each text's string in a comment beside its glyphs: the bar labels and the ticks."""
+    words = re.findall(r"<!-- (.*?) -->", (folder / "figures" / "hardware.svg").read_text())
+    assert words and not [w for w in words if re.fullmatch(r"-?[\d.]+e[-+]\d+", w)]
+    assert "100" in words and "120" not in words   # the percentage panels' ticks end at 100

@@ -11,7 +11,7 @@ import seaborn as sns
 
 from ...study.counters import with_derived
 from ..committed import Study
-from .style import palette, placeholder, save
+from .style import value_label, palette, placeholder, save
 
 
 def hardware(study: Study, stem: Path) -> list[Path]:
@@ -57,11 +57,14 @@ def hardware(study: Study, stem: Path) -> list[Path]:
         if ax is not axes[ax.get_subplotspec().rowspan.start, 0]:
             ax.set_yticklabels([])
         for container in ax.containers:
-            ax.bar_label(container, fmt="%.3g", fontsize=8, padding=2)
+            ax.bar_label(container, labels=[value_label(v) for v in container.datavalues], fontsize=8, padding=2)
         for y, value in enumerate(hw[col]):   # a step without the counter says so, not an empty row
             if pd.isna(value):
                 ax.text(0, y, " n/a", va="center", ha="left", fontsize=8, color="0.4")
         ax.margins(x=0.25)
+        top = 100 if "%" in label else 1 if col == "sm_balance" else None   # a percentage ends at 100, a ratio at 1
+        if top is not None:   # room for the labels past it, but no tick there
+            ax.set_xticks([t for t in ax.get_xticks() if 0 <= t <= min(top, ax.get_xlim()[1])])
     for ax in list(axes.flat)[len(panels):]:
         ax.set_visible(False)
     fig.suptitle(f"What explains each step, on {gpu_name} (float32; ncu at one size where measured)", fontsize=12)

@@ -102,6 +102,18 @@ def steady_svg(text: str) -> str:
     return text
 
 
+def value_label(value) -> str:
+    """A value written beside its bar, one way for every size: at most 3 significant digits, never in powers of
+    ten ('<0.01' for a small non-zero value, thousands with commas); '' where there is none."""
+    if pd.isna(value):
+        return ""
+    if value == 0:
+        return "0"
+    if abs(value) < 0.01:
+        return "<0.01"
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+
+
 def plain_log_ticks(axis):
     """Decades only, written as plain numbers (0.01, 1, 1,000) that never collide."""
     axis.set_major_locator(matplotlib.ticker.LogLocator(base=10, numticks=12))
