@@ -56,9 +56,9 @@ def efficiency(study: Study, stem: Path) -> list[Path]:
         ax.tick_params(axis="x", labelrotation=30)
         for label in ax.get_xticklabels():
             label.set_ha("right")
-    fig.suptitle(f"Efficiency of each variant, float32, on {gpu_name} (median GFLOP/s over the reference); "
-                 "empty: another precision's peak, or not measured", fontsize=10)
-    fig.tight_layout()
+    fig.suptitle(f"Efficiency of each variant, float32, on {gpu_name}: median GFLOP/s over the reference\n"
+                 "(empty: another precision's peak, or not measured)", fontsize=12)
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.9 / fig.get_figheight()))   # the title's two lines above the panels'
     return save(fig, stem)
 
 
