@@ -106,3 +106,21 @@ def test_a_step_above_the_roof_by_the_seeds_model_is_explained_on_the_roofline(t
     plots.roofline(study, tmp_path / "roofline")
     svg = (tmp_path / "roofline.svg").read_text()
     assert "Above the roof by the seed's model" in svg and registry["gpu_naive"].title in svg
+
+
+def test_the_timing_figure_names_its_dots_only_where_there_are_two_kinds_and_says_why_timing_stopped(tmp_path,
+                                                                                                     registry):
+    """Issue 26: the legend floated above the title, named throttled samples in a CPU-only study, and 'stopped:
+    noise' said nothing to a newcomer."""
+    def texts(study, name):   # Matplotlib keeps each text's string in a comment beside its glyphs
+        plots.timing(study, tmp_path / name)
+        return re.findall(r"<!-- (.*?) -->", (tmp_path / f"{name}.svg").read_text())
+    study = fixture_study(registry, tmp_path)
+    study.results["throttled"], study.results["retaken"] = False, False
+    plain = texts(study, "plain")
+    assert any("stopped: noise under target" in t for t in plain) and not any("stopped: noise," in t for t in plain)
+    assert "timed sample" not in plain and not any("throttled" in t for t in plain)   # one kind of dot: no legend
+    at = study.results.index[(study.results["M"] == study.size) & (study.results["N"] == study.size)]
+    study.results.loc[at[:3], "retaken"] = True   # a throttled batch, taken again, at the figure's size
+    mixed = texts(study, "mixed")
+    assert "timed sample" in mixed and "taken again (a throttled batch: not counted)" in mixed

@@ -74,6 +74,9 @@ def size_sweep(study: Study, stem: Path) -> list[Path]:
 
 
 RETAKEN = "taken again (a throttled batch: not counted)"
+THROTTLED = "throttled (SM clock below the threshold)"
+# Why the timing of a measurement stopped (measure/criterion.py), in words.
+STOPPED = {"noise": "noise under target", "samples": "sample cap reached", "time": "time budget spent"}
 
 
 def timing(study: Study, stem: Path) -> list[Path]:
@@ -87,10 +90,10 @@ def timing(study: Study, stem: Path) -> list[Path]:
     median = at[~retaken].groupby("variant")["time_ms"].median()
     at["deviation_pct"] = (at["time_ms"] / at["variant"].map(median) - 1) * 100
     flagged = at["throttled"].astype(str).eq("True") if "throttled" in at else pd.Series(False, index=at.index)
-    at["sample kind"] = np.where(flagged, "throttled (SM clock below threshold)", "at full clock / CPU")
+    at["sample kind"] = np.where(flagged, THROTTLED, "timed sample")
     at.loc[retaken, "sample kind"] = RETAKEN
-    kinds = {"at full clock / CPU": "#1f77b4", "throttled (SM clock below threshold)": "red"}
-    kinds.update({RETAKEN: "orange"} if retaken.any() else {})
+    kinds = {kind: colour for kind, colour in (("timed sample", "#1f77b4"), (THROTTLED, "red"), (RETAKEN, "orange"))
+             if at["sample kind"].eq(kind).any()}   # only the kinds this study has
     fig, ax = plt.subplots(figsize=(10, 0.55 * len(order) + 2))
     # the quartile boxes drawn by Matplotlib itself: seaborn's boxplot passes `vert`, which Matplotlib 3.11
     # deprecates and 3.13 removes (`orientation` replaces it, from 3.10)
@@ -111,14 +114,19 @@ def timing(study: Study, stem: Path) -> list[Path]:
     for i, title in enumerate(order):
         r = per.loc[title]
         taken = f" (+{again[title]} taken again)" if title in again else ""
-        ax.annotate(f"n={r.n}{taken}, IQR/median {r.noise:.2%}, stopped: {r.why}", (1.01, i),
+        ax.annotate(f"n={r.n}{taken}, IQR/median {r.noise:.2%}, stopped: {STOPPED.get(r.why, r.why)}", (1.01, i),
                     xycoords=("axes fraction", "data"), va="center", fontsize=8)
     ax.set_xlabel("time relative to the variant's median, % (symmetric log scale, linear within ±0.1%)")
     ax.set_ylabel("")
     ax.set_title(f"Every timed sample at {size}×{size}×{size}, float32, on {gpu_name} "
                  "(box: quartiles; whiskers: 1.5 IQR)", fontsize=11)
-    ax.legend(title="", fontsize=8, loc="lower left", bbox_to_anchor=(0, 1.06), ncol=2, frameon=False)
-    fig.tight_layout()
+    handles, labels = ax.get_legend_handles_labels()
+    ax.legend_.remove()
+    bottom = 0.0
+    if len(kinds) > 1:   # which dots are which, under the axis (one kind of dot needs no legend)
+        fig.legend(handles, labels, loc="lower center", ncol=len(kinds), fontsize=8, frameon=False)
+        bottom = 0.4 / fig.get_figheight()
+    fig.tight_layout(rect=(0, bottom, 1, 1))
     return save(fig, stem)
 
 
