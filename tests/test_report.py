@@ -212,8 +212,9 @@ def test_a_failed_measurement_is_marked_and_counted(tmp_path):
 def test_a_value_beside_a_bar_is_written_one_way():
     """Issue 26: the hardware figure wrote its numbers three ways ('4.63e-05', '0.000349', '6')."""
     from matmulstudy.report.plots.style import value_label
-    assert [value_label(v) for v in (0, 5.14e-05, 0.000349, 0.0112, 6, 99.6, 1234.5, float("nan"))] == \
-        ["0", "<0.01", "<0.01", "0.0112", "6", "99.6", "1,234", ""]
+    assert [value_label(v) for v in (0, 5.14e-05, 0.000349, 0.0112, 6, 99.6, 99.96, 125.4, 999.6, 1234.5,
+                                     float("nan"))] == \
+        ["0", "<0.01", "<0.01", "0.0112", "6", "99.6", "100", "125", "1,000", "1,234", ""]
 
 
 @pytest.mark.parametrize("folder", COMMITTED, ids=lambda f: f.name)

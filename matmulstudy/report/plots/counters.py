@@ -11,7 +11,7 @@ import seaborn as sns
 
 from ...study.counters import with_derived
 from ..committed import Study
-from .style import value_label, palette, placeholder, save
+from .style import palette, placeholder, save, value_label
 
 
 def hardware(study: Study, stem: Path) -> list[Path]:

@@ -121,7 +121,8 @@ def timing(study: Study, stem: Path) -> list[Path]:
     ax.set_title(f"Every timed sample at {size}×{size}×{size}, float32, on {gpu_name} "
                  "(box: quartiles; whiskers: 1.5 IQR)", fontsize=11)
     handles, labels = ax.get_legend_handles_labels()
-    ax.legend_.remove()
+    if ax.get_legend() is not None:
+        ax.get_legend().remove()
     bottom = 0.0
     if len(kinds) > 1:   # which dots are which, under the axis (one kind of dot needs no legend)
         fig.legend(handles, labels, loc="lower center", ncol=len(kinds), fontsize=8, frameon=False)

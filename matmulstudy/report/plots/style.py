@@ -111,7 +111,7 @@ def value_label(value) -> str:
         return "0"
     if abs(value) < 0.01:
         return "<0.01"
-    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+    return f"{value:,.0f}" if abs(value) >= 99.95 else f"{value:.3g}"   # .3g would write 999.6 as 1e+03
 
 
 def plain_log_ticks(axis):
