@@ -44,10 +44,18 @@ def by_gpu(studies: list[Study], size: int, stem: Path) -> list[Path]:
             sns.barplot(data=df, x="title", y=col, hue="gpu", order=order, hue_order=hues,
                         palette=colours, ax=ax, errorbar=None)
             for container in ax.containers:
-                ax.bar_label(container, fmt="{:.0%}" if col == "frac_of_cublas" else "{:,.0f}", fontsize=7,
-                             padding=2, rotation=90)
+                if ax is top:   # GFLOP/s: too wide to lie across a bar
+                    ax.bar_label(container, fmt="{:,.0f}", fontsize=8, padding=2, rotation=90)
+                    continue
+                for bar, value in zip(container, container.datavalues):   # fractions: across, inside a tall bar
+                    if pd.isna(value):                                    # (clear of the dashed 100% line)
+                        continue
+                    inside = value >= 0.3
+                    ax.annotate(f"{value:.0%}", (bar.get_x() + bar.get_width() / 2, value), ha="center",
+                                va="top" if inside else "bottom", xytext=(0, -3 if inside else 2),
+                                textcoords="offset points", fontsize=8, color="white" if inside else "black")
             ax.set_xlabel("")
-            ax.margins(y=0.3 if ax is top else 0.2)   # room for the rotated labels under the chapter titles
+            ax.margins(y=0.3 if ax is top else 0.2)   # room for the labels under the chapter titles
             mark_chapters(ax, chapters, top=ax is top)
             if ax.get_legend() is not None:
                 ax.get_legend().remove()
