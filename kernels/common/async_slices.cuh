@@ -12,6 +12,8 @@
 // - Copies: a thread's share of a slice, 4-byte cp.async each. Which of its
 //   copies lie inside M and N is worked out once per block (masks); a copy
 //   outside is not made, and past K (the first slice only) it writes zeros.
+//   Its two ways (below) share their pointers (CopyPointers) and how they
+//   are first set (aim).
 // - multiply_slices: the ragged slice first. K = (slices - 1) * BK + first,
 //   1 <= first <= BK: slice 0 holds k < first (the rest of its rows zero),
 //   and every later slice is whole, so the loop tests no k.
@@ -76,6 +78,45 @@ __device__ __forceinline__ void copy_async(unsigned dst, const float* src, bool 
 __device__ __forceinline__ void copies_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 __device__ __forceinline__ void copies_wait() { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
 
+// Where a thread's next copies come from and go to, in either way of addressing them (Copies, below).
+struct CopyPointers {
+    const float* a;      // A(row, k0 + k) of this thread's first row: the next slice's
+    const float* b;      // B(k0 + kb, col) of this thread's first k-row (and first column)
+    unsigned to_a, to_b; // the shared-memory address of its first copy of A, and of B, in buffer 0 (or, with
+                         // XOR_BUFFERS, in the next buffer)
+
+    // On to the next slice, `depth` k further.
+    __device__ __forceinline__ void advance(int depth, int N)
+    {
+        a += depth;
+        b += (size_t)depth * N;
+    }
+#if XOR_BUFFERS
+    // Into the other buffer.
+    __device__ __forceinline__ void flip()
+    {
+        to_a ^= FLIP;
+        to_b ^= FLIP;
+    }
+#endif
+};
+
+// What both ways of addressing the copies work out alike, for a thread whose copies start at row i of A's
+// slice and column j of B's (`c`: its Copies): which of its rows of A lie inside M (bit c of rows), and its
+// first copies' sources, inside the matrix (a zero copy's source too), and destinations in buffer 0.
+template <class Copies>
+__device__ __forceinline__ void aim(Copies& c, const AsyncTiles& s, const float* __restrict__ A,
+                                    const float* __restrict__ B, int M, int N, int K, int row0, int col0, int i, int j)
+{
+#pragma unroll
+    for (int q = 0; q < Copies::A_COPIES; ++q)
+        c.rows |= unsigned(row0 + i + q * Copies::A_APART < M) << q;
+    c.a = A + (size_t)min(row0 + i, M - 1) * K + min(c.k, K - 1);
+    c.b = B + (size_t)min(c.kb, K - 1) * N + min(col0 + j, N - 1);
+    c.to_a = static_cast<unsigned>(__cvta_generic_to_shared(&s.a[0][c.k][i]));
+    c.to_b = static_cast<unsigned>(__cvta_generic_to_shared(&s.b[0][c.kb][j]));
+}
+
 #if LEAN_COPIES
 // A thread's copies of a slice, as the reference kernel makes them: A_COPIES of A (column k = tid % BK of the
 // slice, rows tid / BK + c * A_APART) and B_COPIES of B (columns j = tid % HALF and j + HALF, k-rows
@@ -85,17 +126,14 @@ __device__ __forceinline__ void copies_wait() { asm volatile("cp.async.wait_grou
 // Past K (the first slice only) the copy writes zeros, from an address inside the matrix. After the last
 // slice the copies are still issued, of zero bytes (nothing read, the idle buffer written with zeros), so
 // that no predicate in the loop depends on the slice.
-struct Copies {
+struct Copies : CopyPointers {
     static constexpr int HALF = BN / 2;
     static constexpr int A_COPIES = BM * BK / THREADS, B_ROWS = BK * HALF / THREADS, COPIES = A_COPIES + 2 * B_ROWS;
     static constexpr int A_APART = THREADS / BK, B_APART = THREADS / HALF;
     static_assert(BN % 2 == 0 && THREADS % HALF == 0 && BK * HALF % THREADS == 0,
                   "each thread copies two columns of B, HALF apart, on whole k-rows");
-    const float* a;              // A(row, k0 + k) of this thread's first row: the next slice's
-    const float* b;              // B(k0 + kb, col) of this thread's first k-row and first column
     unsigned a_off[A_COPIES];    // floats from its first copy of A to copy c: c * A_APART rows
     unsigned b_off[B_ROWS];      // and of B, to k-row r: r * B_APART rows
-    unsigned to_a, to_b;         // the shared-memory address of its first copy of A, and of B, in the next buffer
     unsigned rows;               // bit c: copy c's row of A lies inside M
     bool column[2];              // its two columns of B lie inside N
     int k, kb;
@@ -107,13 +145,7 @@ struct Copies {
         const int i = tid / BK, j = tid % HALF;
         column[0] = col0 + j < N;
         column[1] = col0 + j + HALF < N;
-#pragma unroll
-        for (int c = 0; c < A_COPIES; ++c)
-            rows |= unsigned(row0 + i + c * A_APART < M) << c;
-        a = A + (size_t)min(row0 + i, M - 1) * K + min(k, K - 1);   // inside the matrix, as a zero copy's source
-        b = B + (size_t)min(kb, K - 1) * N + min(col0 + j, N - 1);
-        to_a = static_cast<unsigned>(__cvta_generic_to_shared(&s.a[0][k][i]));
-        to_b = static_cast<unsigned>(__cvta_generic_to_shared(&s.b[0][kb][j]));
+        aim(*this, s, A, B, M, N, K, row0, col0, i, j);
 #pragma unroll
         for (int c = 0; c < A_COPIES; ++c)
             a_off[c] = c * (A_APART * K);
@@ -149,19 +181,6 @@ struct Copies {
         }
     }
 
-    // On to the next slice, `depth` k further.
-    __device__ __forceinline__ void advance(int depth, int N)
-    {
-        a += depth;
-        b += (size_t)depth * N;
-    }
-
-    // Into the other buffer.
-    __device__ __forceinline__ void flip()
-    {
-        to_a ^= FLIP;
-        to_b ^= FLIP;
-    }
 };
 #else
 // A thread's copies of a slice: A_COPIES of A (column k = tid % BK of the slice, rows tid / BK + c * A_APART)
@@ -171,7 +190,7 @@ struct Copies {
 // made at all: what its place in shared memory holds reaches only accumulators of rows or columns outside C,
 // which are never stored. Past K (the first slice only) the copy writes zeros, from an address inside the
 // matrix.
-struct Copies {
+struct Copies : CopyPointers {
     static constexpr int A_COPIES = BM * BK / THREADS, B_COPIES = BK * BN / THREADS, COPIES = A_COPIES + B_COPIES;
     static constexpr int A_APART = THREADS / BK, B_APART = THREADS / BN;
 #if XOR_BUFFERS
@@ -179,11 +198,7 @@ struct Copies {
 #else
     static constexpr unsigned A_BUFFER = BK * A_LD * 4, B_BUFFER = BK * BN * 4;   // bytes from buffer 0 to 1
 #endif
-    const float* a;      // A(row, k0 + k) of this thread's first row: the next slice's
-    const float* b;      // B(k0 + kb, col) of this thread's first k-row
     unsigned a_step, b_step;   // floats from one of its copies to the next: A_APART rows of A, B_APART of B
-    unsigned to_a, to_b;       // the shared-memory address of its first copy of A, and of B, in buffer 0 (or,
-                               // with XOR_BUFFERS, in the next buffer)
     unsigned rows;             // bit c: copy c's row of A lies inside M
     bool column;               // its column of B lies inside N
     int k, kb;
@@ -193,14 +208,7 @@ struct Copies {
         : a_step(A_APART * K), b_step(B_APART * N), rows(0), column(col0 + tid % BN < N), k(tid % BK),
           kb(tid / BN)
     {
-        const int i = tid / BK, j = tid % BN;
-#pragma unroll
-        for (int c = 0; c < A_COPIES; ++c)
-            rows |= unsigned(row0 + i + c * A_APART < M) << c;
-        a = A + (size_t)min(row0 + i, M - 1) * K + min(k, K - 1);   // inside the matrix, as a zero copy's source
-        b = B + (size_t)min(kb, K - 1) * N + min(col0 + j, N - 1);
-        to_a = static_cast<unsigned>(__cvta_generic_to_shared(&s.a[0][k][i]));
-        to_b = static_cast<unsigned>(__cvta_generic_to_shared(&s.b[0][kb][j]));
+        aim(*this, s, A, B, M, N, K, row0, col0, tid / BK, tid % BN);
     }
 
     // Copy c of a whole slice into buffer `buf`, if there is a next slice (`more`).
@@ -228,20 +236,6 @@ struct Copies {
         }
     }
 
-    // On to the next slice, `depth` k further.
-    __device__ __forceinline__ void advance(int depth, int N)
-    {
-        a += depth;
-        b += (size_t)depth * N;
-    }
-#if XOR_BUFFERS
-    // Into the other buffer.
-    __device__ __forceinline__ void flip()
-    {
-        to_a ^= FLIP;
-        to_b ^= FLIP;
-    }
-#endif
 };
 #endif
 

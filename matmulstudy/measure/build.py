@@ -148,7 +148,9 @@ def record_failed_build(variant: Variant, dtype: str, binary: Path, resources: P
 
 
 def failed_build(resources) -> dict | None:
-    """The record of a failed build ({failed, log}) from its resource report, or None for a built one."""
+    """The record of a failed build ({variant, dtype, failed, log}) from its resource report, or None for a built
+    one."""
     with open(resources) as fh:
         report = json.load(fh)
-    return {"failed": report["failed"], "log": report.get("log")} if report.get("failed") else None
+    return ({key: report.get(key) for key in ("variant", "dtype", "failed", "log")} if report.get("failed")
+            else None)

@@ -48,15 +48,10 @@ def _last_line(line: str, failed: bool) -> None:
 def failed_builds(run, since: float) -> list[str]:
     """'variant dtype (log: path)' for each of the study's builds recorded as failed after `since` (a time
     stamp), in the registry's order."""
-    import json
-    out = []
-    for report in run.resource_reports(run.label):
-        if os.path.exists(report) and os.path.getmtime(report) > since:
-            with open(report) as fh:
-                built = json.load(fh)
-            if built.get("failed"):
-                out.append(f"{built['variant']} {built['dtype']} (log: {built.get('log')})")
-    return out
+    from ..measure.build import failed_build
+    return [f"{failed['variant']} {failed['dtype']} (log: {failed['log']})"
+            for report in run.resource_reports(run.label)
+            if os.path.exists(report) and os.path.getmtime(report) > since and (failed := failed_build(report))]
 
 
 def end_of_success(run) -> None:

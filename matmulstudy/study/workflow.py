@@ -43,8 +43,8 @@ def _label_and_arch(given, uses_gpu: bool, lint: bool) -> tuple[str, str | None]
             label = host.gpu_label(gpu["name"])
         if arch == "auto":
             arch = host.arch_of(gpu["compute_capability"])
-    if uses_gpu:
-        host.check_arch(arch)
+            if uses_gpu:
+                host.check_arch(arch)   # the GPU's own (a given one is checked above)
     return label, (arch if uses_gpu else None)
 
 
