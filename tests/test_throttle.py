@@ -197,6 +197,12 @@ def test_each_summary_row_has_its_energy_or_why_not(registry):
     assert out.at["numpy", "energy_note"] == "a CPU variant: NVML's counter measures the GPU"
     assert out.at["cublas_tf32", "energy_note"] == "not measured (energy_window_s: 0)"
     assert math.isnan(out.at["cublas_tf32", "gflop_per_joule"])
+    # a shape the energy phase did not run (it runs at the reference size and the largest) says so
+    bigger = rows_of(registry, "cublas", [2.0, 2.1], [False, False]).assign(M=128, N=128, K=128)
+    out = results.with_energy(results.summary(pd.concat([rows, bigger]), registry), energy, registry, "n/a")
+    at = out.set_index(["variant", "M"])
+    assert at.at[("cublas", 128), "energy_note"] == results.NOT_IN_ENERGY_PHASE
+    assert at.at[("cublas", 64), "energy_note"] == "" and at.at[("cublas_tf32", 64), "energy_note"] == "n/a"
     none = results.with_energy(summ, None, registry, "not measured (energy_window_s: 0)")
     assert set(none["energy_note"]) == {"a CPU variant: NVML's counter measures the GPU",
                                         "not measured (energy_window_s: 0)"}

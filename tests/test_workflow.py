@@ -40,8 +40,8 @@ def test_dry_run_builds_the_expected_dag(tmp_path, default_config, registry, ncu
     expected = {
         "query_gpu": 1,
         "compile_harness": 1,
-        "compile_kernel": len(built),
-        "inspect_sass": len(cuda_builds),
+        "compile_kernel": len(cuda_builds),        # each with its SASS read in the same job
+        "compile_library": len(built) - len(cuda_builds),
         "make_inputs": n_inputs,   # no make_reference job: a study with a GPU makes its references there
         "measure_variant": len(bench_jobs(settings, registry)),
         "measure_energy": 1,       # every GPU variant's sustained run, after every timed one

@@ -87,11 +87,21 @@ class Monitor:
         except pynvml.NVMLError as err:   # older than Volta, or not exposed here
             self.energy_unavailable = f"NVML's total-energy counter: {err}"
 
-    def read(self) -> Reading:
+    @classmethod
+    def for_session(cls, gpu) -> "Monitor":
+        """The session's monitor of its GPU: NVML started once (14 ms each time), shut down when the session
+        ends (GpuSession.kept)."""
+        return gpu.kept("nvml", lambda: cls(gpu.device.pci_bus_id()))
+
+    def read(self, energy: bool = True) -> Reading:
+        """The GPU's clocks, temperature, power and reasons now; and the energy counter, unless `energy` is
+        False (it takes 4-5 ms to read on the H100, which a timed batch of 10 ms would wait for: timing needs
+        the clock only)."""
         if self._nvml is None:
             return Reading(time_s=time.perf_counter())
         n, h = self._nvml, self._handle
-        energy = math.nan if self.energy_unavailable else float(n.nvmlDeviceGetTotalEnergyConsumption(h))
+        energy = (math.nan if self.energy_unavailable or not energy
+                  else float(n.nvmlDeviceGetTotalEnergyConsumption(h)))
         return Reading(sm_clock_mhz=float(n.nvmlDeviceGetClockInfo(h, n.NVML_CLOCK_SM)),
                        mem_clock_mhz=float(n.nvmlDeviceGetClockInfo(h, n.NVML_CLOCK_MEM)),
                        temperature_c=float(n.nvmlDeviceGetTemperature(h, n.NVML_TEMPERATURE_GPU)),

@@ -32,6 +32,8 @@ import numpy as np
 BLOCK_TIMEOUT_NS = 5 * 10**9   # the blocker gives up after 5 s
 BURST_S = 0.01                 # a timed batch holds ~10 ms of launches at most (one launch at least),
 REST_MAX_S = 0.05              # and the GPU then rests as long as the batch ran (50 ms at most): bursts from idle
+WARMUP_MAX_S = 0.1             # warm-up launches stop once they have taken this long (one at least): 5 of a naive
+                               # step's 0.36 s launches at 8192 were 1.8 s of idle heat before its timing
 POLL_S = 0.002                 # the observer is read every ~2 ms while a batch runs
 SUSTAIN_CHUNK_S = 0.01         # a sustained run queues ~10 ms of launches a chunk (at most SUSTAIN_CHUNK of them),
 SUSTAIN_CHUNK = 256            # with ~50 ms queued ahead of the GPU: the host's polling never lets it go idle
@@ -160,8 +162,9 @@ class Timer:
              out: TimedSamples | None = None) -> TimedSamples:
         """Time `launch` until `criterion` says stop.
 
-        After `warmup` launches, timed launches are queued in batches behind
-        the blocker, each launch between its own pair of events (with an L2
+        After `warmup` launches (as many as fit in WARMUP_MAX_S after the
+        first), timed launches are queued in batches behind the blocker,
+        each launch between its own pair of events (with an L2
         flush before the start event when `cold`), released together and
         synchronised once per batch; a batch holds BURST_S of launches at
         most (sized by the warm-up's time per launch, then the last
@@ -174,16 +177,21 @@ class Timer:
         criterion judges them all, once this context has a counted batch of its own.
         """
         cuda = self.gpu.cuda
-        t0 = time.perf_counter()
-        for _ in range(warmup):
+        t0, warmed = time.perf_counter(), 0
+        while warmed < warmup:   # `warmup` launches, or as many as fit in WARMUP_MAX_S after the first
             if cold:
                 self.flush.queue()
             launch()
+            warmed += 1
+            if warmed == 1:
+                self.gpu.synchronize()
+                first = time.perf_counter() - t0
+                warmup = min(warmup, max(1, int(WARMUP_MAX_S / first))) if first > 0 else warmup
         self.gpu.synchronize()
         out = out if out is not None else TimedSamples()
         before, earlier_s = len(out.times_ms), out.elapsed_s   # what earlier contexts took
         # wall time per launch, flushes included: sizes the batches (BURST_S) and their rests
-        estimate = (time.perf_counter() - t0) / warmup if warmup else 0.0
+        estimate = (time.perf_counter() - t0) / warmed if warmed else 0.0
         t0, rested, cap = time.perf_counter(), 0.0, None   # cap: the size of a batch taken again
         while True:
             # the rests after batches do not count against max_time_s
@@ -208,11 +216,11 @@ class Timer:
                 end.record()
             self.blocker.release()
             readings = []
-            if monitor is not None:
-                readings.append(monitor.read())
+            if monitor is not None:   # the clocks only: the energy counter would slow the polling
+                readings.append(monitor.read(energy=False))
                 while not ends[-1].query():
                     time.sleep(POLL_S)
-                    readings.append(monitor.read())
+                    readings.append(monitor.read(energy=False))
             ends[-1].synchronize()
             out.blocked &= self.blocker.held_throughout
             ran = time.perf_counter() - t0 - rested - own

@@ -5,7 +5,8 @@ the GPU keeps its highest clock through them, as nvbench and Nsight Compute
 measure. A long run is another regime: on the H100 a tensor-core step at
 4096 meets the 700 W cap within a quarter of a second of running back to
 back, its SM clock down to about 1530 MHz. This phase measures that regime
-for every GPU variant on every shape, and the energy it draws:
+for every GPU variant at the reference size and the largest (the headline's
+shapes), and the energy it draws:
 
 - launches back to back, L2 warm, two chunks of ~5 ms queued ahead of the
   one running (gpu/timer.py's Timer.sustain), until NVML's total-energy
@@ -121,11 +122,7 @@ def sustain_variant(gpu, harness, variant: Variant, binary, burst_ms: float, pro
         stack.callback(gpu.release, d_c)
         launch, _ = gpu_launch(gpu, variant, binary, shape, reference.d_a, reference.d_b, d_c)
         gpu.fill_u32(d_c, POISON_BITS, M * N)
-        monitor = nvml.Monitor(gpu.device.pci_bus_id())
-        try:
-            run = Timer.for_session(gpu, harness).sustain(launch, burst_ms, window_s, monitor)
-        finally:
-            monitor.close()
+        run = Timer.for_session(gpu, harness).sustain(launch, burst_ms, window_s, nvml.Monitor.for_session(gpu))
         gpu.synchronize()
         check = reference.verify(d_c, checking.tolerance, variant.precision)   # int32: exact, whatever the precision
     row.update(verified=check.ok, margin=check.margin)

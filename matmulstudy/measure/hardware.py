@@ -21,8 +21,6 @@ import subprocess
 import sys
 from io import StringIO
 
-import pandas as pd
-
 from ..errors import StudyError
 
 # --- occupancy ----------------------------------------------------------
@@ -198,6 +196,8 @@ def parse_ncu_csv(text: str, kernel: str | None) -> dict:
     counters those of the last one. Derived: global-load sectors per request,
     and shared-memory bank conflicts per shared-load instruction.
     """
+    import pandas as pd   # here, not above: the builds read SASS through this module, and pandas takes 0.5 s
+
     start = text.find('"ID"')
     if start < 0:
         raise StudyError("ncu printed no CSV table (see the log for its message)")

@@ -12,7 +12,7 @@ from .. import precisions
 from . import explain, headline
 from .committed import Study
 from .figures import FIGURES
-from .results import at_size, failures
+from .results import NOT_IN_ENERGY_PHASE, at_size, failures
 from .study_facts import counts, facts, harness_checks, limits, repo_link, verification
 
 
@@ -46,8 +46,12 @@ def _regime_rows(study: Study) -> list[str]:
                     "throttled) |")
     if "mean_power_w" in s:
         gpu = s[s["variant"].map(lambda v: study.registry[v].is_gpu)]
-        notes = gpu["energy_note"].fillna("")
-        rows.append(f"| energy | every GPU variant run back to back on every shape, L2 warm, after every timed "
+        in_phase = gpu[gpu["energy_note"].fillna("") != NOT_IN_ENERGY_PHASE]
+        where = ("on every shape" if len(in_phase) == len(gpu) else "at " + " and ".join(
+            sorted({f"{m}x{n}x{k}" for m, n, k in zip(in_phase["M"], in_phase["N"], in_phase["K"])},
+                   key=lambda tag: [int(x) for x in tag.split("x")])))
+        gpu, notes = in_phase, in_phase["energy_note"].fillna("")
+        rows.append(f"| energy | every GPU variant run back to back {where}, L2 warm, after every timed "
                     f"measurement, from one tick of NVML's energy counter to another at least "
                     f"{c.get('energy_window_s', '?')} s later ({headline.rate_timing(s, 'sustained_timed_launches')}), "
                     f"its output checked again ([energy.csv](energy.csv)): "

@@ -128,22 +128,31 @@ ENERGY_COLUMNS = ("sustained_gflops", "sustained_median_sm_clock_mhz", "sustaine
                   "sustained_busy", "sustained_timed_launches", "joules_per_launch", "mean_power_w",
                   "gflop_per_joule", "energy_note")
 KEYS = ["dtype", "variant", "M", "N", "K"]
+# energy_note of a GPU measurement at a shape the energy phase did not run (since it runs at the headline's shapes)
+NOT_IN_ENERGY_PHASE = "not in the energy phase: it runs at the reference size and the largest"
 
 
 def with_energy(summ: pd.DataFrame, energy: pd.DataFrame | None, registry: Registry, why_none: str) -> pd.DataFrame:
     """The summary with each row's sustained run: its rate back to back at the power cap, joules per launch,
     the GPU's mean power and GFLOP per joule (energy.csv, one sustained run a variant, dtype and shape), or in
-    energy_note why there are none: a CPU variant, no energy phase (`why_none`), or the phase's own reason."""
+    energy_note why there are none: a CPU variant, no energy phase (`why_none`), a shape the phase did not run
+    (NOT_IN_ENERGY_PHASE), or the phase's own reason."""
     out = summ.copy()
-    if energy is not None and len(energy):
+    phase = energy is not None and len(energy) > 0
+    if phase:
         first = energy.drop_duplicates(KEYS)[KEYS + [c for c in ENERGY_COLUMNS if c in energy]]
         out = out.merge(first, on=KEYS, how="left")
+        shapes = set(zip(energy["dtype"], energy["M"], energy["N"], energy["K"]))   # the shapes the phase ran
+        missed = pd.Series([key not in shapes for key in zip(out["dtype"], out["M"], out["N"], out["K"])],
+                           index=out.index)
     for column in ENERGY_COLUMNS:
         if column not in out:
             out[column] = float("nan") if column != "energy_note" else None
     gpu = out["variant"].map(lambda v: registry[v].is_gpu)
     out["energy_note"] = out["energy_note"].astype(object)
     out.loc[~gpu, "energy_note"] = "a CPU variant: NVML's counter measures the GPU"
+    if phase:
+        out.loc[gpu & missed, "energy_note"] = NOT_IN_ENERGY_PHASE
     out.loc[gpu & out["energy_note"].isna() & out["sustained_gflops"].isna(), "energy_note"] = why_none
     out["energy_note"] = out["energy_note"].fillna("")
     return out

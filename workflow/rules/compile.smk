@@ -1,6 +1,6 @@
-# Build every compiled variant (nvcc -> cubin on the GPU side, gcc -O2 ->
-# shared library for the CPU loop), the harness and the sanitizer's launcher;
-# read the main loop's instruction mix off each cubin. Each job logs the
+# Build every compiled variant (nvcc -> cubin on the GPU side, with its main
+# loop's instruction mix read off the cubin; gcc -O2 -> shared library for the
+# CPU loop), the harness and the sanitizer's launcher. Each job logs the
 # compiler's full output; the resource report becomes JSON. `snakemake
 # build` does only this, which needs no GPU (with label and arch given).
 
@@ -12,20 +12,38 @@ rule build:
 
 rule compile_kernel:
     wildcard_constraints:
-        variant=RUN.variant_pattern(("cuda", "c")),
-        ext="cubin|so",
+        variant=RUN.variant_pattern(("cuda",)),
     input:
         unpack(lambda wc: RUN.tuned_choice(wc.label, wc.variant)),
         source=lambda wc: str(REGISTRY[wc.variant].file),
-        # what the cuda kernels include: a change rebuilds them (and not the C ones, which include none of it)
-        headers=lambda wc: KERNEL_HEADERS if REGISTRY[wc.variant].backend == "cuda" else [],
+        headers=KERNEL_HEADERS,   # what the cuda kernels include: a change rebuilds them
     output:
-        binary=paths.BINARY,
-        resources=paths.RESOURCES,
+        binary=paths.fill(paths.BINARY, ext="cubin"),
+        resources=paths.fill(paths.RESOURCES, ext="cubin"),
+        # the main loop's instruction mix, read off the cubin in the same job (a job of its own cost
+        # 1.6 s a kernel, most of it starting Python: 55 s of the H100 study at --cores 1)
+        sass=paths.SASS,
     log:
-        "logs/compile_kernel/{label}/{dtype}/{variant}.{ext}.log",
+        "logs/compile_kernel/{label}/{dtype}/{variant}.cubin.log",
     params:
-        arch=lambda wc: REGISTRY[wc.variant].target(ARCH) if REGISTRY[wc.variant].backend == "cuda" else None,
+        arch=lambda wc: REGISTRY[wc.variant].target(ARCH),
+    script:
+        "../scripts/compile_kernel.py"
+
+
+rule compile_library:
+    wildcard_constraints:
+        variant=RUN.variant_pattern(("c",)),
+    input:
+        unpack(lambda wc: RUN.tuned_choice(wc.label, wc.variant)),
+        source=lambda wc: str(REGISTRY[wc.variant].file),
+    output:
+        binary=paths.fill(paths.BINARY, ext="so"),
+        resources=paths.fill(paths.RESOURCES, ext="so"),
+    log:
+        "logs/compile_kernel/{label}/{dtype}/{variant}.so.log",
+    params:
+        arch=None,
     script:
         "../scripts/compile_kernel.py"
 
@@ -52,15 +70,3 @@ rule compile_launcher:
         "logs/compile_launcher/{label}.log",
     script:
         "../scripts/compile_launcher.py"
-
-
-rule inspect_sass:
-    input:
-        cubin=paths.fill(paths.BINARY, ext="cubin"),
-        resources=paths.fill(paths.RESOURCES, ext="cubin"),
-    output:
-        paths.SASS,
-    log:
-        "logs/inspect_sass/{label}/{dtype}/{variant}.log",
-    script:
-        "../scripts/inspect_sass.py"
