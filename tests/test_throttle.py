@@ -225,6 +225,13 @@ def test_the_page_says_how_batches_were_taken_again_and_how_energy_was_measured(
     assert "| batches taken again | 2 samples in 1 batch of 1 measurement:" in page
     assert "below 0.9 of the highest" in page and "after 0.1 s (at most 20 a measurement" in page
     assert "| energy |" in page and "at least 0.2 s later" in page and "1 of 2 GPU measurements; n/a: launch-bound 1" in page
+    assert "back to back on every shape" in page
+    # a study whose energy phase ran at some shapes (the reference size and the largest): the page names them,
+    # and counts only the measurements the phase ran
+    bigger = rows_of(registry, "cublas", [2.0, 2.1], [False, False]).assign(M=128, N=128, K=128)
+    summ = results.with_energy(results.summary(pd.concat([rows, bigger]), registry), energy, registry, "n/a")
+    page = "\n".join(_regime_rows(Study(tmp_path, rows, summ, pd.DataFrame(), {}, registry, config, 64)))
+    assert "back to back at 64x64x64, L2 warm" in page and "1 of 2 GPU measurements" in page
     old = Study(tmp_path, rows, results.summary(rows.drop(columns=["retaken", "retakes"]), registry),
                 pd.DataFrame(), {}, registry, {}, 64)
     assert _regime_rows(old) == []   # a study measured before either: the page as it was

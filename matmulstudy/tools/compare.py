@@ -65,7 +65,7 @@ def main(argv=None) -> None:
         raise StudyError(f"the studies ran on different GPUs ({names[0]}, {names[1]}): nothing to compare")
     samples = [folder / "results.csv" for folder in (args.first, args.second)]
     out = agreement(pd.read_csv(args.first / "summary.csv"), pd.read_csv(args.second / "summary.csv"),
-                    *([pd.read_csv(f) for f in samples] if all(f.exists() for f in samples) else []))
+                    *([pd.read_csv(f, low_memory=False) for f in samples] if all(f.exists() for f in samples) else []))
     out.to_csv(args.out, index=False)
     big = out[out[["M", "N", "K"]].min(axis=1) >= 1024]
     worst = big.loc[big["difference"].abs().idxmax()] if not big.empty else None
