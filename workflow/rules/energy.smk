@@ -1,8 +1,8 @@
 # The energy of every step (config energy_window_s > 0): every GPU variant at
-# the reference size and the largest run back to back, L2 warm, until NVML's energy counter has
-# ticked twice; its sustained rate at the power cap, joules per launch, mean
-# power and GFLOP per joule, its output checked again. One job, after every
-# timed one: its heat would lower the next variant's clock
+# the reference size and the largest run back to back, L2 warm, until NVML's
+# energy counter has ticked twice; its sustained rate at the power cap, joules
+# per launch, mean power and GFLOP per joule, its output checked again. One
+# job, after every timed one: its heat would lower the next variant's clock
 # (matmulstudy/measure/energy.py).
 
 
