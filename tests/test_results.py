@@ -122,6 +122,22 @@ def test_report_renders_from_a_results_fixture(tmp_path, registry):
     assert "verification failed" in (tmp_path / "size_sweep.svg").read_text()
 
 
+def test_the_size_sweep_keeps_its_panels_tall_under_a_long_legend(tmp_path, registry, monkeypatch):
+    """Every variant of the registry in the legend (four a row under the panels): the panels keep 3.5 inches
+    of height (in a figure of fixed height, 36 variants' legend had left them 1.4)."""
+    import matplotlib.pyplot as plt
+    from matmulstudy.report.plots import samples
+    heights = []
+
+    def keep(fig, stem):
+        heights.extend(ax.get_position().height * fig.get_figheight() for ax in fig.axes)
+        plt.close(fig)
+        return []
+    monkeypatch.setattr(samples, "save", keep)
+    plots.size_sweep(fixture_study(registry, tmp_path), tmp_path / "size_sweep")
+    assert len(registry) > 30 and len(heights) == 2 and min(heights) >= 3.5, heights
+
+
 def test_steps_of_several_chapters_are_drawn_in_their_chapters(tmp_path, registry):
     """A second chapter: its steps get the next palette, and the progression a divider and the titles."""
     raw = {**registry.raw, "chapters": registry.raw["chapters"] + [{"id": "later", "title": "a later chapter"}]}
