@@ -122,20 +122,30 @@ def test_report_renders_from_a_results_fixture(tmp_path, registry):
     assert "verification failed" in (tmp_path / "size_sweep.svg").read_text()
 
 
-def test_the_size_sweep_keeps_its_panels_tall_under_a_long_legend(tmp_path, registry, monkeypatch):
-    """Every variant of the registry in the legend (four a row under the panels): the panels keep 3.5 inches
-    of height (in a figure of fixed height, 36 variants' legend had left them 1.4)."""
+def test_the_size_sweep_draws_a_row_of_panels_per_chapter(tmp_path, registry, monkeypatch):
+    """A row per chapter (its steps, with the baselines and references for scale), each panel 2.5 inches tall
+    at least: in one panel the registry's 36 variants shared about 20 colours, and their legend under it
+    left it 1.4 inches."""
     import matplotlib.pyplot as plt
     from matmulstudy.report.plots import samples
-    heights = []
+    seen = {}
 
     def keep(fig, stem):
-        heights.extend(ax.get_position().height * fig.get_figheight() for ax in fig.axes)
+        seen["heights"] = [ax.get_position().height * fig.get_figheight() for ax in fig.axes]
+        seen["titles"] = [ax.get_title() for ax in fig.axes]
+        seen["legends"] = [[t.get_text() for t in ax.get_legend().get_texts()] for ax in fig.axes
+                           if ax.get_legend() is not None]
         plt.close(fig)
         return []
     monkeypatch.setattr(samples, "save", keep)
     plots.size_sweep(fixture_study(registry, tmp_path), tmp_path / "size_sweep")
-    assert len(registry) > 30 and len(heights) == 2 and min(heights) >= 3.5, heights
+    chapters = list(registry.chapters.values())
+    assert len(seen["heights"]) == 2 * len(chapters) and min(seen["heights"]) >= 2.5, seen["heights"]
+    assert [t.split(":")[0] for t in seen["titles"][::2]] == [c.title for c in chapters]
+    for chapter, legend in zip(chapters, seen["legends"]):   # in the registry's order, and the failure's mark
+        shown = [v.title for v in registry.values() if not v.is_step or v.chapter == chapter.id]
+        assert [t for t in legend if not t.startswith("failed")] == shown
+    assert "failed (failures.txt says why)" in seen["legends"][0]   # the fixture's failed measurement
 
 
 def test_steps_of_several_chapters_are_drawn_in_their_chapters(tmp_path, registry):

@@ -20,26 +20,51 @@ from .style import IQR, mark_failures, palette, placeholder, plain_log_ticks, sa
 
 
 def size_sweep(study: Study, stem: Path) -> list[Path]:
-    """GFLOP/s against size, every variant: square sizes left, other shapes right."""
+    """GFLOP/s against size, every variant: a row of panels per chapter (its steps, with the baselines and
+    references in every row for scale), square sizes left, other shapes right, each row's legend beside it.
+    In one panel the 36 variants of a study shared about 20 colours, and a legend under them took half the
+    figure; a chapter's steps have colours of their own (style.palette)."""
     sns.set_theme(style="whitegrid", context="notebook")
     registry, gpu = study.registry, study.gpu["gpu_name"]
     pal = palette(registry)
     df = study.counted[study.counted["dtype"] == "float32"]
-    order = titles(df, registry)
-    square = df[(df.M == df.N) & (df.N == df.K)]
-    other = df[~((df.M == df.N) & (df.N == df.K))].copy()
-    ncols = 2 if not other.empty else 1
-    # the legend (a row per four variants) gets room of its own under the panels: in a figure of fixed
-    # height, the 36 variants of a study took half of it and left the panels 1.4 inches
-    legend_in = 0.15 + 0.25 * math.ceil(len(order) / 4)
-    height = 5.2 + legend_in
-    fig, axes = plt.subplots(1, ncols, figsize=(7.5 * ncols, height), squeeze=False,
+    present = set(df["variant"])
+    context = [v.id for v in registry.values() if not v.is_step and v.id in present]
+    rows = [(c.title, [v.id for v in registry.steps(c.id) if v.id in present]) for c in registry.chapters.values()]
+    rows = [(title, ids) for title, ids in rows if ids] or [("every variant", [])]
+    ncols = 2 if not df[~_square(df)].empty else 1
+    fig, axes = plt.subplots(len(rows), ncols, figsize=(6.5 * ncols + 3.8, 4.0 * len(rows)), squeeze=False,
                              gridspec_kw={"width_ratios": [3, 2][:ncols]})
-    ax = axes[0, 0]
-    ok = square[square["verified"]]
-    sns.lineplot(data=ok, x="M", y="gflops", hue="title", hue_order=order, palette=pal,
+    for row, (title, steps) in enumerate(rows):
+        ids = steps + context
+        shown = df[df["variant"].isin(ids)]
+        order = titles(shown, registry)
+        # baselines and references: every row draws them, the first marks their failures
+        failing = shown if row == 0 else shown[shown["variant"].isin(steps)]
+        _sweep_square(axes[row, 0], shown[_square(shown)], failing[_square(failing)], order, pal)
+        axes[row, 0].set_title(f"{title}: square matrices", fontsize=11)
+        if ncols == 2:
+            _sweep_other(axes[row, 1], shown[~_square(shown)], failing[~_square(failing)], order, pal)
+            axes[row, 1].set_title(f"{title}: non-square shapes", fontsize=11)
+        handles, labels = axes[row, 0].get_legend_handles_labels()
+        axes[row, 0].get_legend().remove()
+        axes[row, -1].legend(handles, labels, loc="center left", bbox_to_anchor=(1.02, 0.5), frameon=False,
+                             fontsize=9)
+    fig.suptitle(f"Matrix multiplication, float32, on {gpu}: median of the timed runs, "
+                 "band/bars = interquartile range", fontsize=12)
+    fig.tight_layout()
+    return save(fig, stem)
+
+
+def _square(df: pd.DataFrame) -> pd.Series:
+    return (df["M"] == df["N"]) & (df["N"] == df["K"])
+
+
+def _sweep_square(ax, square: pd.DataFrame, failing: pd.DataFrame, order: list[str], pal: dict) -> None:
+    """GFLOP/s against the square size n, a line per variant (`order`: the titles in the legend's order)."""
+    sns.lineplot(data=square[square["verified"]], x="M", y="gflops", hue="title", hue_order=order, palette=pal,
                  estimator="median", errorbar=IQR, marker="o", ax=ax)
-    mark_failures(ax, square[~square["verified"]].drop_duplicates(["variant", "M"]), "M")
+    mark_failures(ax, failing[~failing["verified"]].drop_duplicates(["variant", "M"]), "M")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     plain_log_ticks(ax.yaxis)
@@ -48,32 +73,25 @@ def size_sweep(study: Study, stem: Path) -> list[Path]:
     ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
     ax.set_xlabel("matrix size n (M = N = K), log2 scale")
     ax.set_ylabel("GFLOP/s (2·M·N·K / time), log scale")
-    ax.set_title("Square matrices")
-    handles, labels = ax.get_legend_handles_labels()
-    ax.get_legend().remove()
 
-    if ncols == 2:
-        ax = axes[0, 1]
-        other["shape"] = other["M"].astype(str) + "×" + other["N"].astype(str) + "×" + other["K"].astype(str)
-        shapes = list(dict.fromkeys(other.sort_values(["M", "N", "K"])["shape"]))
-        # points, not bars: a bar's length means nothing on a log axis
-        sns.pointplot(data=other[other["verified"]], y="shape", x="gflops", hue="title", order=shapes,
-                      hue_order=order, palette=pal, estimator="median", errorbar=IQR, dodge=0.6,
-                      linestyle="none", markers="o", ax=ax, legend=False)
-        bad = other[~other["verified"]].drop_duplicates(["variant", "shape"])
-        for _, r in bad.iterrows():
-            ax.annotate(f"{r['variant']}: {failure_kind(r.to_frame().T)}", (0.02, shapes.index(r['shape'])),
-                        xycoords=("axes fraction", "data"), color="red", fontsize=8)
-        ax.set_xscale("log")
-        plain_log_ticks(ax.xaxis)
-        ax.set_xlabel("GFLOP/s, log scale")
-        ax.set_ylabel("shape M×N×K")
-        ax.set_title("Non-square shapes")
-    fig.suptitle(f"Matrix multiplication, float32, on {gpu}: median of the timed runs, "
-                 "band/bars = interquartile range", fontsize=11)
-    fig.tight_layout(rect=(0, legend_in / height, 1, 1))
-    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 4), frameon=False, fontsize=10)
-    return save(fig, stem)
+
+def _sweep_other(ax, other: pd.DataFrame, failing: pd.DataFrame, order: list[str], pal: dict) -> None:
+    """GFLOP/s at each non-square shape, a point per variant."""
+    other = other.assign(shape=other["M"].astype(str) + "×" + other["N"].astype(str) + "×" + other["K"].astype(str))
+    shapes = list(dict.fromkeys(other.sort_values(["M", "N", "K"])["shape"]))
+    # points, not bars: a bar's length means nothing on a log axis
+    sns.pointplot(data=other[other["verified"]], y="shape", x="gflops", hue="title", order=shapes,
+                  hue_order=order, palette=pal, estimator="median", errorbar=IQR, dodge=0.6,
+                  linestyle="none", markers="o", ax=ax, legend=False)
+    bad = failing[~failing["verified"]].drop_duplicates(["variant", "M", "N", "K"])
+    for _, r in bad.iterrows():
+        tag = f"{r['M']}×{r['N']}×{r['K']}"
+        ax.annotate(f"{r['variant']}: {failure_kind(r.to_frame().T)}", (0.02, shapes.index(tag)),
+                    xycoords=("axes fraction", "data"), color="red", fontsize=8)
+    ax.set_xscale("log")
+    plain_log_ticks(ax.xaxis)
+    ax.set_xlabel("GFLOP/s, log scale")
+    ax.set_ylabel("shape M×N×K")
 
 
 RETAKEN = "taken again (a throttled batch: not counted)"

@@ -36,7 +36,8 @@ def palette(registry: Registry) -> dict[str, tuple]:
 
     Each chapter's steps take its palette's colours in order, so neighbouring
     steps always differ and chapters read apart; a chapter with more steps
-    than its palette has colours gets as many evenly spaced hues. The
+    than its palette has colours gets as many evenly spaced hues, in an
+    order that puts neighbouring steps half the circle apart. The
     baselines and references have fixed colours of their own.
     """
     out = {}
@@ -44,8 +45,9 @@ def palette(registry: Registry) -> dict[str, tuple]:
         steps = registry.steps(chapter)
         name = CHAPTER_PALETTES[i % len(CHAPTER_PALETTES)]
         colours = [c for j, c in enumerate(sns.color_palette(name)) if (name, j) not in _LEFT_OUT]
-        if len(steps) > len(colours):
-            colours = sns.color_palette("husl", len(steps))
+        if len(steps) > len(colours):   # evenly spaced hues, taken alternately from the circle's two halves:
+            hues, half = sns.color_palette("husl", len(steps)), (len(steps) + 1) // 2   # neighbours far apart
+            colours = [hues[j // 2 + (half if j % 2 else 0)] for j in range(len(steps))]
         out.update({v.title: colours[j] for j, v in enumerate(steps)})
     out.update({v.title: _fixed_colour(v) for v in registry.values() if not v.is_step})
     return out
@@ -115,8 +117,12 @@ def value_label(value) -> str:
 
 
 def plain_log_ticks(axis):
-    """Decades only, written as plain numbers (0.01, 1, 1,000) that never collide."""
-    axis.set_major_locator(matplotlib.ticker.LogLocator(base=10, numticks=12))
+    """Decades, written as plain numbers (0.01, 1, 1,000) that never collide; 1, 2 and 5 of each decade where
+    the data span less than two decades (else a panel of values from 5 to 60 had one tick, 10). Call it once
+    the data are drawn: it reads the axis's limits."""
+    lo, hi = axis.get_view_interval()
+    subs = (1.0, 2.0, 5.0) if lo > 0 and hi / lo < 100 else (1.0,)
+    axis.set_major_locator(matplotlib.ticker.LogLocator(base=10, subs=subs, numticks=12))
     axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     axis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.10g}"))
 
