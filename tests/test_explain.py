@@ -55,6 +55,13 @@ def test_a_slower_step_is_not_explained_by_a_change_below_the_printed_precision(
                     {"speedup": 0.9, "slower": True, "bank_conflicts_per_shared_ld": 0.0004}])
     (note,) = explain.slower_steps(table)
     assert "none of the recorded counters moved against it" in note
+    # a counter of another unit's arithmetic explains nothing: an FP32 step's idle tensor pipe (issue 26)
+    idle = _table([{"tensor_pipe_pct": 0.9, "stall_barrier": 5.0},
+                   {"speedup": 0.6, "slower": True, "tensor_pipe_pct": 0.6, "stall_barrier": 18.0}])
+    (note,) = explain.slower_steps(idle)
+    assert "barrier stall (ncu) 5.00 -> 18.00" in note and "tensor pipe" not in note
+    (note,) = explain.slower_steps(idle, "tensor core")
+    assert "tensor pipe busy % (ncu) 0.9 -> 0.6" in note
     within = _table([{}, {"speedup": 0.99, "slower": False}])   # a lower median within the two steps' spread
     assert explain.slower_steps(within) == []
     assert "No step runs slower than the one before." in explain.markdown(within, "Test GPU", 4096)
@@ -124,3 +131,11 @@ def test_the_timing_figure_names_its_dots_only_where_there_are_two_kinds_and_say
     study.results.loc[at[:3], "retaken"] = True   # a throttled batch, taken again, at the figure's size
     mixed = texts(study, "mixed")
     assert "timed sample" in mixed and "taken again (a throttled batch: not counted)" in mixed
+
+
+def test_theoretical_occupancy_is_written_as_precisely_as_the_achieved_one_beside_it():
+    """Issue 26: step 18's theoretical occupancy read '12%' beside an achieved '12.5'."""
+    page = explain.markdown(_table([{"occupancy": 0.5, "achieved_occupancy_pct": 48.1},
+                                    {"speedup": 2.0, "occupancy": 0.125, "achieved_occupancy_pct": 12.5}]),
+                            "Test GPU", 4096)
+    assert "| 50.0% | 48.1 |" in page and "| 12.5% | 12.5 |" in page

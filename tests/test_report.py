@@ -217,6 +217,24 @@ def test_a_value_beside_a_bar_is_written_one_way():
         ["0", "<0.01", "<0.01", "0.0112", "6", "99.6", "100", "125", "1,000", "1,234", ""]
 
 
+def test_a_log_axis_of_less_than_two_decades_has_ticks_at_1_2_and_5():
+    """Issue 26: the CPU-only study's non-square panel (values from 5 to 60) had one tick, 10."""
+    import matplotlib.pyplot as plt
+    from matmulstudy.report.plots.style import plain_log_ticks
+    ticks = {}
+    for name, (lo, hi) in {"narrow": (5, 60), "wide": (3, 400_000)}.items():
+        fig, ax = plt.subplots()
+        ax.plot([lo, hi], [1, 2])
+        ax.set_xscale("log")
+        ax.set_xlim(lo, hi)
+        plain_log_ticks(ax.xaxis)
+        fig.canvas.draw()
+        ticks[name] = [t.get_text() for t in ax.get_xticklabels() if lo <= t.get_position()[0] <= hi]
+        plt.close(fig)
+    assert ticks["narrow"] == ["5", "10", "20", "50"]
+    assert ticks["wide"] == ["10", "100", "1,000", "10,000", "100,000"]
+
+
 @pytest.mark.parametrize("folder", COMMITTED, ids=lambda f: f.name)
 def test_the_committed_hardware_figures_write_no_power_of_ten_and_no_percentage_past_100(folder):
     """Matplotlib keeps each text's string in a comment beside its glyphs: the bar labels and the ticks."""

@@ -34,6 +34,11 @@ ENERGY_FACTS = {c: (COUNTERS[c][1], COUNTERS[c][2], COUNTERS[c][3]) for c in ENE
 # How busy the FMA pipe and the issue slots were, and what it drew back to back: what a slower step is, not why
 # (left out of its reasons).
 OUTCOMES = ("fma_pipe_pct", "issue_active_pct") + ENERGY
+# Counters of one kind of unit's arithmetic: they explain only that unit's steps (an FP32 step's tensor pipe is
+# idle, and its 0.9% moving to 0.7% says nothing of it).
+UNIT_ONLY = {"tensor_pipe_pct": "tensor core", "instructions_per_hgmma": "tensor core",
+             "fma_per_lds": "CUDA core", "instructions_per_fma": "CUDA core", "bar_per_kffma": "CUDA core",
+             "reuse_per_ffma": "CUDA core"}
 
 
 def progression_table(df: pd.DataFrame, hw: pd.DataFrame, registry: Registry, size: int,
@@ -68,9 +73,9 @@ def progression_table(df: pd.DataFrame, hw: pd.DataFrame, registry: Registry, si
     return table
 
 
-def slower_steps(table: pd.DataFrame) -> list[str]:
+def slower_steps(table: pd.DataFrame, unit: str = precisions.BASE.unit) -> list[str]:
     """A sentence per step slower than its predecessor beyond their measured spread, naming what moved against
-    it."""
+    it (counters of another unit's arithmetic than the steps', `unit`, left out: UNIT_ONLY)."""
     notes = []
     for i in range(1, len(table)):
         now, before = table.iloc[i], table.iloc[i - 1]
@@ -80,7 +85,8 @@ def slower_steps(table: pd.DataFrame) -> list[str]:
         facts = {**FACTS, **{c: (label, fmt, worse) for c, (label, _, fmt, worse) in COUNTERS.items()
                              if c not in OUTCOMES}}   # the table's columns first
         for col, (label, fmt, worse_if_larger) in facts.items():
-            if col not in table or worse_if_larger is None or pd.isna(now[col]) or pd.isna(before[col]):
+            if (col not in table or worse_if_larger is None or pd.isna(now[col]) or pd.isna(before[col])
+                    or UNIT_ONLY.get(col, unit) != unit):
                 continue
             if fmt.format(now[col]) == fmt.format(before[col]):   # a change below the printed precision
                 continue
@@ -159,7 +165,7 @@ def markdown(table: pd.DataFrame, gpu_name: str, size: int, level: int = 1,
         cells += ["" if pd.isna(r[c]) else facts[c][1].format(r[c]) for c in cols]
         cells += ["" if pd.isna(r[c]) else (str(r[c]) if is_clean(r[c]) else f"**{r[c]}**") for c in text_cols]
         lines.append("| " + " | ".join(cells) + " |")
-    notes = slower_steps(table)
+    notes = slower_steps(table, p.unit)
     lines += ["", f"{'#' * (level + 1)} Steps slower than the one before", "",
               "A step is slower when the upper quartile of its timed GFLOP/s lies under the lower quartile of the "
               "step before's; a smaller difference, within the two steps' spread, is not called slower.", ""]

@@ -155,7 +155,7 @@ def harness_checks(study: Study) -> list[str]:
         worst = ncu.loc[ncu["ncu_vs_median"].abs().idxmax()]
         lines.append(f"- Nsight Compute's kernel time for one launch of each of {len(ncu)} GPU variants at "
                      f"{worst['ncu_shape']}: within {abs(worst['ncu_vs_median']):.1%} of the harness's median "
-                     f"(largest: {worst['variant']}; [hardware.csv](hardware.csv)).")
+                     f"(largest: {_title(study, worst['variant'])}; [hardware.csv](hardware.csv)).")
     cross = study.optional("crosscheck.csv")
     reference = study.registry.reference(precisions.BASE.id)
     if cross is not None and reference is not None:
@@ -183,12 +183,17 @@ def harness_checks(study: Study) -> list[str]:
             text = (f"- A second full study right after{where} ([repeat.csv](repeat.csv)), sizes from 1024: "
                     f"{len(gpu) - len(off)} of {len(gpu)} GPU measurements ({1 - len(off) / len(gpu):.1%}) within "
                     f"{REPEAT_WITHIN:.0%}; beyond: " + ", ".join(
-                        f"{r.variant} {r.M}×{r.N}×{r.K} {r.difference:+.1%}" + _why_apart(r, flagged)
+                        f"**{_title(study, r.variant)}** at {r.M}×{r.N}×{r.K} {r.difference:+.1%}" + _why_apart(r, flagged)
                         for r in off.itertuples()))
         if len(cpu):
             text += f"; the CPU baseline moved by up to {cpu['difference'].abs().max():.0%}"
         lines.append(text + ".")
     return lines
+
+
+def _title(study: Study, vid: str) -> str:
+    """A variant as the pages name it: its title ('10 16-byte loads, A transposed'), not its id."""
+    return study.registry[vid].title if vid in study.registry else vid
 
 
 def _second_gpu(study: Study) -> str:

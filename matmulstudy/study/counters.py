@@ -37,7 +37,8 @@ COUNTERS = {
     "sm_balance": ("SM balance: mean SM's active cycles over the busiest's (ncu)", "SM balance", "{:.3f}", False),
     "achieved_occupancy_pct": ("achieved occupancy % (ncu)", "occupancy %", "{:.1f}", False),
     "registers": ("registers/thread", "registers", "{:.0f}", None),
-    "occupancy": ("theoretical occupancy", "occupancy", "{:.0%}", False),
+    # a percentage with a decimal, as ncu's achieved one beside it (12.5% was written 12%, beside 12.5)
+    "occupancy": ("theoretical occupancy", "occupancy", "{:.1%}", False),
     "dram_throughput_pct": ("DRAM throughput % of peak (ncu)", "DRAM %", "{:.1f}", None),
     "dram_read_gb": ("GB read from DRAM (ncu)", "DRAM GB", "{:.2f}", True),
     # the energy phase's, from the summary at the progression's size (back to back, at the power cap)
