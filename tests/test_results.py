@@ -148,6 +148,23 @@ def test_the_size_sweep_draws_a_row_of_panels_per_chapter(tmp_path, registry, mo
     assert "failed (failures.txt says why)" in seen["legends"][0]   # the fixture's failed measurement
 
 
+def test_the_progression_is_no_strip_at_the_readmes_width(tmp_path, registry, monkeypatch):
+    """Issue 26: the FP32 progression (20 steps) was 4.7 times as wide as high, 190 pixels high in the README."""
+    import importlib
+    import matplotlib.pyplot as plt
+    progression = importlib.import_module("matmulstudy.report.plots.progression")   # the module, not its function
+    sizes = []
+
+    def keep(fig, stem):
+        sizes.append((fig.get_figwidth(), fig.get_figheight()))
+        plt.close(fig)
+        return []
+    monkeypatch.setattr(progression, "save", keep)
+    plots.progression(fixture_study(registry, tmp_path), tmp_path / "progression")
+    (width, height), = sizes
+    assert len(registry.steps(precision="fp32")) >= 20 and width / height <= 3.0, (width, height)
+
+
 def test_steps_of_several_chapters_are_drawn_in_their_chapters(tmp_path, registry):
     """A second chapter: its steps get the next palette, and the progression a divider and the titles."""
     raw = {**registry.raw, "chapters": registry.raw["chapters"] + [{"id": "later", "title": "a later chapter"}]}

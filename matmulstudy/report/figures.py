@@ -56,7 +56,8 @@ FIGURES = (
            "the same for seed 003's int32 mode"),
     *(_chapter_progression(p) for p in precisions.others()),
     Figure("size_sweep", "size_sweep", "2. Scaling with size", "size_sweep.rst",
-           "GFLOP/s against size for every variant, with the interquartile range"),
+           "GFLOP/s against size for every variant, a row of panels per chapter (its steps, with the baselines "
+           "and references), with the interquartile range"),
     Figure("efficiency", "efficiency", "3. Efficiency", "efficiency.rst",
            f"each variant as a fraction of cuBLAS in its own precision ({', or '.join(_EACH_ITS_OWN)}) "
            f"and of the {precisions.BASE.label} peak, per shape"),
