@@ -236,6 +236,19 @@ def test_a_log_axis_of_less_than_two_decades_has_ticks_at_1_2_and_5():
 
 
 @pytest.mark.parametrize("folder", COMMITTED, ids=lambda f: f.name)
+def test_the_committed_rooflines_number_each_steps_point(folder):
+    """Issue 26: the TF32 panel's steps 19 to 27 lay on top of each other, told apart by colours that repeat;
+    each point now carries its step's number (placed clear of the others where it can be)."""
+    from matmulstudy.study import snapshot
+    registry = snapshot.read_registry(folder)
+    words = re.findall(r"<!-- (.*?) -->", (folder / "figures" / "roofline.svg").read_text())
+    summary = pd.read_csv(folder / "summary.csv")
+    drawn = set(summary[(summary.M == 4096) & (summary.N == 4096) & (summary.K == 4096) & summary.verified]["variant"])
+    numbers = [v.title.split()[0] for v in registry.steps() if v.id in drawn]
+    assert len(numbers) > 20 and all(n in words for n in numbers), [n for n in numbers if n not in words]
+
+
+@pytest.mark.parametrize("folder", COMMITTED, ids=lambda f: f.name)
 def test_the_committed_hardware_figures_write_no_power_of_ten_and_no_percentage_past_100(folder):
     """Matplotlib keeps each text's string in a comment beside its glyphs: the bar labels and the ticks."""
     words = re.findall(r"<!-- (.*?) -->", (folder / "figures" / "hardware.svg").read_text())

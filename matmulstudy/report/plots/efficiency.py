@@ -14,7 +14,7 @@ import seaborn as sns
 from ... import precisions
 from ..committed import Study
 from ..results import at_size, fraction_of_cublas
-from .style import palette, placeholder, plain_log_ticks, save, shape_label, titles
+from .style import palette, place_labels, placeholder, plain_log_ticks, point_label, save, shape_label, titles
 
 
 def efficiency(study: Study, stem: Path) -> list[Path]:
@@ -124,7 +124,9 @@ def _roofline_panel(ax, study: Study, precision: str, points: list) -> None:
         ax.annotate(f"ridge: {ridge:.1f} flop/byte", (ridge, peak), xytext=(4, -14),
                     textcoords="offset points", fontsize=8, color="dimgrey")
     above = []   # steps whose hollow point is over the roof
+    labels = []  # each step's number beside its filled point (its hollow one without): the colours repeat
     for v, y, model, measured in points:
+        labels.append((measured or model, y, point_label(v.title, v.is_step)))
         colour = pal[v.title]
         if model and measured:
             ax.plot([model, measured], [y, y], color=colour, linewidth=1, alpha=0.6)
@@ -144,6 +146,7 @@ def _roofline_panel(ax, study: Study, precision: str, points: list) -> None:
     ax.set_ylim(min(ys) / 3, (peak or max(ys)) * 2)
     plain_log_ticks(ax.xaxis)
     plain_log_ticks(ax.yaxis)
+    place_labels(ax, labels)
     ax.set_xlabel("arithmetic intensity, flop per byte (log scale)")
     ax.set_ylabel("GFLOP/s (median), log scale")
     ax.set_title(p.arithmetic, fontsize=11)

@@ -12,46 +12,11 @@ import seaborn as sns
 from ... import precisions
 from ..committed import Study
 from ..results import at_size
-from .style import palette, placeholder, plain_log_ticks, save
+from .style import palette, place_labels, placeholder, plain_log_ticks, point_label, save
 
 LARGEST = 8192   # the size at the power cap, drawn beside the progression's where the study has it
 MARKERS = ("o", "s", "D", "^")   # a marker per precision, in the table's order
 MARKER_NAMES = {"o": "circles", "s": "squares", "D": "diamonds", "^": "triangles"}
-
-
-def _label(title: str, is_step: bool) -> str:
-    """A point's label: the step's number ('17', '8a'), or the reference's library and precision."""
-    if is_step:
-        return title.split()[0]
-    return "cuBLAS" + ("" if "(FP32)" in title or "SGEMM" in title else " " + title.split()[1])
-
-
-OFFSETS = [(5, 3), (5, -11), (-5, 3), (-5, -11), (5, 12), (-5, 12), (5, -20), (-5, -20), (12, -4), (-12, -4)]
-
-
-def _place_labels(ax, points: list, fontsize: float = 8) -> None:
-    """Label each point (x, y, text) beside it, at the first of OFFSETS (points) where its text overlaps no
-    label already placed and no other point: a cluster of steps near the power limit stays readable."""
-    to_pt = 72 / ax.figure.dpi
-    where = [tuple(xy * to_pt) for xy in ax.transData.transform([(x, y) for x, y, _ in points])]
-    width, height = 0.6 * fontsize, fontsize   # a character's box, in points
-    placed = []
-
-    def clashes(box):
-        x0, y0, x1, y1 = box
-        return any(x0 < b[2] and b[0] < x1 and y0 < b[3] and b[1] < y1 for b in placed) or \
-            any(x0 - 4 < px < x1 + 4 and y0 - 4 < py < y1 + 4 for px, py in where)
-
-    for (x, y, text), (px, py) in sorted(zip(points, where), key=lambda item: -item[1][1]):
-        w = width * len(text)
-
-        def box(dx, dy):
-            left = px + dx if dx >= 0 else px + dx - w
-            return (left, py + dy, left + w, py + dy + height)
-        dx, dy = next((o for o in OFFSETS if not clashes(box(*o))), OFFSETS[0])
-        placed.append(box(dx, dy))
-        ax.annotate(text, (x, y), xytext=(dx, dy), textcoords="offset points", fontsize=fontsize,
-                    ha="left" if dx >= 0 else "right")
 
 
 def power(study: Study, stem: Path) -> list[Path]:
@@ -79,7 +44,7 @@ def power(study: Study, stem: Path) -> list[Path]:
                 v = registry[r.variant]
                 ax.scatter([r.mean_power_w], [r.sustained_gflops], s=60, marker=marker, color=pal[v.title],
                            edgecolor="black", linewidth=0.5, zorder=5, label=v.title)
-                to_label.setdefault(ax, []).append((r.mean_power_w, r.sustained_gflops, _label(v.title, v.is_step)))
+                to_label.setdefault(ax, []).append((r.mean_power_w, r.sustained_gflops, point_label(v.title, v.is_step)))
         ax.set_xscale("log")
         ax.set_yscale("log")
         x_low, x_high = min(drawn["mean_power_w"].min(), limit or np.inf) / 1.3, max(drawn["mean_power_w"].max(), limit or 0) * 1.3
@@ -118,5 +83,5 @@ def power(study: Study, stem: Path) -> list[Path]:
                  fontsize=11)
     fig.tight_layout()
     for ax, points in to_label.items():   # where the points lie is known once the axes are laid out
-        _place_labels(ax, points)
+        place_labels(ax, points)
     return save(fig, stem)

@@ -127,6 +127,42 @@ def plain_log_ticks(axis):
     axis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.10g}"))
 
 
+def point_label(title: str, is_step: bool) -> str:
+    """A point's label: the step's number ('17', '8a'), or the reference's library and precision."""
+    if is_step:
+        return title.split()[0]
+    return "cuBLAS" + ("" if "(FP32)" in title or "SGEMM" in title else " " + title.split()[1])
+
+
+LABEL_OFFSETS = [(5, 3), (5, -11), (-5, 3), (-5, -11), (5, 12), (-5, 12), (5, -20), (-5, -20), (12, -4), (-12, -4),
+                 (5, 21), (-5, 21), (5, -29), (-5, -29), (22, 3), (-22, 3), (22, -11), (-22, -11)]   # then further out
+
+
+def place_labels(ax, points: list, fontsize: float = 8) -> None:
+    """Label each point (x, y, text) beside it, at the first of LABEL_OFFSETS (points) where its text overlaps no
+    label already placed and no other point: a cluster of steps (near the power limit, under a roof) stays readable."""
+    to_pt = 72 / ax.figure.dpi
+    where = [tuple(xy * to_pt) for xy in ax.transData.transform([(x, y) for x, y, _ in points])]
+    width, height = 0.6 * fontsize, fontsize   # a character's box, in points
+    placed = []
+
+    def clashes(box):
+        x0, y0, x1, y1 = box
+        return any(x0 < b[2] and b[0] < x1 and y0 < b[3] and b[1] < y1 for b in placed) or \
+            any(x0 - 4 < px < x1 + 4 and y0 - 4 < py < y1 + 4 for px, py in where)
+
+    for (x, y, text), (px, py) in sorted(zip(points, where), key=lambda item: -item[1][1]):
+        w = width * len(text)
+
+        def box(dx, dy):
+            left = px + dx if dx >= 0 else px + dx - w
+            return (left, py + dy, left + w, py + dy + height)
+        dx, dy = next((o for o in LABEL_OFFSETS if not clashes(box(*o))), LABEL_OFFSETS[0])
+        placed.append(box(dx, dy))
+        ax.annotate(text, (x, y), xytext=(dx, dy), textcoords="offset points", fontsize=fontsize,
+                    ha="left" if dx >= 0 else "right")
+
+
 def mark_failures(ax, failed: pd.DataFrame, x: str, y_frac: float = 0.04):
     """Red crosses at the bottom of the axes where a measurement failed, each with its variant and how."""
     if failed.empty:
