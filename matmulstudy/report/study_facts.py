@@ -183,7 +183,8 @@ def harness_checks(study: Study) -> list[str]:
             text = (f"- A second full study right after{where} ([repeat.csv](repeat.csv)), sizes from 1024: "
                     f"{len(gpu) - len(off)} of {len(gpu)} GPU measurements ({1 - len(off) / len(gpu):.1%}) within "
                     f"{REPEAT_WITHIN:.0%}; beyond: " + ", ".join(
-                        f"**{_title(study, r.variant)}** at {r.M}×{r.N}×{r.K} {r.difference:+.1%}" + _why_apart(r, flagged)
+                        f"**{_title(study, r.variant)}** at {r.M}×{r.N}×{r.K} {r.difference:+.1%}"
+                        + _why_apart(r, flagged)
                         for r in off.itertuples()))
         if len(cpu):
             text += f"; the CPU baseline moved by up to {cpu['difference'].abs().max():.0%}"

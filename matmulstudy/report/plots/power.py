@@ -44,7 +44,8 @@ def power(study: Study, stem: Path) -> list[Path]:
                 v = registry[r.variant]
                 ax.scatter([r.mean_power_w], [r.sustained_gflops], s=60, marker=marker, color=pal[v.title],
                            edgecolor="black", linewidth=0.5, zorder=5, label=v.title)
-                to_label.setdefault(ax, []).append((r.mean_power_w, r.sustained_gflops, point_label(v.title, v.is_step)))
+                to_label.setdefault(ax, []).append((r.mean_power_w, r.sustained_gflops,
+                                                    point_label(v.title, v.is_step)))
         ax.set_xscale("log")
         ax.set_yscale("log")
         x_low, x_high = min(drawn["mean_power_w"].min(), limit or np.inf) / 1.3, max(drawn["mean_power_w"].max(), limit or 0) * 1.3

@@ -4,7 +4,6 @@ median, and each measurement's verification margin."""
 from __future__ import annotations
 
 import inspect
-import math
 from pathlib import Path
 
 import matplotlib.pyplot as plt

@@ -140,7 +140,8 @@ LABEL_OFFSETS = [(5, 3), (5, -11), (-5, 3), (-5, -11), (5, 12), (-5, 12), (5, -2
 
 def place_labels(ax, points: list, fontsize: float = 8) -> None:
     """Label each point (x, y, text) beside it, at the first of LABEL_OFFSETS (points) where its text overlaps no
-    label already placed and no other point: a cluster of steps (near the power limit, under a roof) stays readable."""
+    label already placed and no other point: a cluster of steps (near the power limit, under a roof) stays
+    readable."""
     to_pt = 72 / ax.figure.dpi
     where = [tuple(xy * to_pt) for xy in ax.transData.transform([(x, y) for x, y, _ in points])]
     width, height = 0.6 * fontsize, fontsize   # a character's box, in points
