@@ -19,14 +19,19 @@ from ..study.counters import COUNTERS, ENERGY, with_derived
 from ..study.registry import Registry
 from .results import at_size, slower_beyond_spread
 
-# The columns of the progression table, in its order: (label, format, True if a larger value is worse).
+# Counters of one kind of unit's arithmetic: a table of that unit's steps shows them, and they explain only
+# that unit's steps (an FP32 step's tensor pipe is idle, and its 0.9% moving to 0.7% says nothing of it).
+UNIT_ONLY = {"hmma": "tensor core", "hgmma": "tensor core", "tensor_pipe_pct": "tensor core",
+             "instructions_per_hgmma": "tensor core", "fma_per_lds": "CUDA core", "instructions_per_fma": "CUDA core",
+             "bar_per_kffma": "CUDA core", "reuse_per_ffma": "CUDA core"}
+# The columns of the progression table, in its order: (label, format, True if a larger value is worse); a
+# tensor-core chapter's first say which instructions did the arithmetic, in place of FFMA per LDS.
 FACTS = {c: (COUNTERS[c][0], COUNTERS[c][2], COUNTERS[c][3])
-         for c in ("global_ld_sectors_per_request", "bank_conflicts_per_shared_ld", "fma_per_lds", "occupancy",
-                   "achieved_occupancy_pct", "dram_throughput_pct", "registers", "flop_per_byte")}
-# A tensor-core chapter's: which instructions did the arithmetic, in place of FFMA per LDS.
-TENSOR_FACTS = {c: (COUNTERS[c][0], COUNTERS[c][2], COUNTERS[c][3]) for c in ("hmma", "hgmma", "tensor_pipe_pct")}
-UNIT_FACTS = {"CUDA core": FACTS,
-              "tensor core": {**TENSOR_FACTS, **{c: f for c, f in FACTS.items() if c != "fma_per_lds"}}}
+         for c in ("hmma", "hgmma", "tensor_pipe_pct", "global_ld_sectors_per_request", "bank_conflicts_per_shared_ld",
+                   "fma_per_lds", "occupancy", "achieved_occupancy_pct", "dram_throughput_pct", "registers",
+                   "flop_per_byte")}
+UNIT_FACTS = {unit: {c: f for c, f in FACTS.items() if UNIT_ONLY.get(c, unit) == unit}
+              for unit in ("CUDA core", "tensor core")}
 # Last, where the study measured them: the step back to back at the power cap (its rate, power, GFLOP per joule).
 ENERGY_FACTS = {c: (COUNTERS[c][1], COUNTERS[c][2], COUNTERS[c][3]) for c in ENERGY}
 
@@ -34,11 +39,6 @@ ENERGY_FACTS = {c: (COUNTERS[c][1], COUNTERS[c][2], COUNTERS[c][3]) for c in ENE
 # How busy the FMA pipe and the issue slots were, and what it drew back to back: what a slower step is, not why
 # (left out of its reasons).
 OUTCOMES = ("fma_pipe_pct", "issue_active_pct") + ENERGY
-# Counters of one kind of unit's arithmetic: they explain only that unit's steps (an FP32 step's tensor pipe is
-# idle, and its 0.9% moving to 0.7% says nothing of it).
-UNIT_ONLY = {"tensor_pipe_pct": "tensor core", "instructions_per_hgmma": "tensor core",
-             "fma_per_lds": "CUDA core", "instructions_per_fma": "CUDA core", "bar_per_kffma": "CUDA core",
-             "reuse_per_ffma": "CUDA core"}
 
 
 def progression_table(df: pd.DataFrame, hw: pd.DataFrame, registry: Registry, size: int,
@@ -82,8 +82,8 @@ def slower_steps(table: pd.DataFrame, unit: str = precisions.BASE.unit) -> list[
         if not now["slower"]:
             continue
         moved = []
-        facts = {**FACTS, **{c: (label, fmt, worse) for c, (label, _, fmt, worse) in COUNTERS.items()
-                             if c not in OUTCOMES}}   # the table's columns first
+        facts = {**UNIT_FACTS[unit], **{c: (label, fmt, worse) for c, (label, _, fmt, worse) in COUNTERS.items()
+                                         if c not in OUTCOMES}}   # the table's columns first
         for col, (label, fmt, worse_if_larger) in facts.items():
             if (col not in table or worse_if_larger is None or pd.isna(now[col]) or pd.isna(before[col])
                     or UNIT_ONLY.get(col, unit) != unit):

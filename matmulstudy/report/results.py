@@ -142,9 +142,8 @@ def with_energy(summ: pd.DataFrame, energy: pd.DataFrame | None, registry: Regis
     if phase:
         first = energy.drop_duplicates(KEYS)[KEYS + [c for c in ENERGY_COLUMNS if c in energy]]
         out = out.merge(first, on=KEYS, how="left")
-        shapes = set(zip(energy["dtype"], energy["M"], energy["N"], energy["K"]))   # the shapes the phase ran
-        missed = pd.Series([key not in shapes for key in zip(out["dtype"], out["M"], out["N"], out["K"])],
-                           index=out.index)
+        shape = ["dtype", "M", "N", "K"]
+        missed = ~out.set_index(shape).index.isin(energy.set_index(shape).index)   # shapes the phase did not run
     for column in ENERGY_COLUMNS:
         if column not in out:
             out[column] = float("nan") if column != "energy_note" else None
