@@ -21,7 +21,8 @@ pytestmark = pytest.mark.gpu
 SHAPES = [Shape(1, 1, 1), Shape(17, 33, 65), Shape(200, 72, 40), Shape(1000, 1000, 1000), Shape(4096, 64, 1024),
           Shape(513, 257, 129), Shape(31, 1, 4097), Shape(131, 259, 1), Shape(2600, 520, 36),
           Shape(2049, 4097, 33), Shape(2049, 2817, 33)]
-CASES = [(v.id, d) for v in load_registry().values() if v.is_gpu for d in v.dtypes]
+# every kernel of a variant that chooses among them by shape (step 30), each at every shape
+CASES = [(v.id, d, k) for v in load_registry().values() if v.is_gpu for d in v.dtypes for k in v.kernels]
 TIMING = Timing(warmup=1, cache="cold", min_samples=3, max_samples=3, max_noise=0.005, max_time_s=1.0,
                 throttle_fraction=0.9)
 CHECK = default_settings().checking
@@ -42,11 +43,12 @@ def measure(variant, shape, dtype, gpu_builds, cubin=None):
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: s.tag)
-@pytest.mark.parametrize("variant_id, dtype", CASES)
-def test_gpu_variant_matches_float64_reference(registry, gpu_builds, variant_id, dtype, shape):
-    if registry[variant_id].unsupported(gpu_builds["arch"]):
-        pytest.skip(registry[variant_id].unsupported(gpu_builds["arch"]))
-    rows = measure(registry[variant_id], shape, dtype, gpu_builds)
+@pytest.mark.parametrize("variant_id, dtype, kernel", CASES)
+def test_gpu_variant_matches_float64_reference(registry, gpu_builds, variant_id, dtype, kernel, shape):
+    variant = registry[variant_id]
+    if variant.unsupported(gpu_builds["arch"]):
+        pytest.skip(variant.unsupported(gpu_builds["arch"]))
+    rows = measure(variant.only(kernel) if variant.is_built else variant, shape, dtype, gpu_builds)
     assert rows["verified"].all(), rows[["margin", "bad_elements", "unwritten_elements"]].iloc[0].to_dict()
     assert len(rows) == TIMING.min_samples and (rows["time_ms"] > 0).all()
     assert rows["blocked"].all() and rows["cache"].eq("cold").all()
@@ -83,9 +85,10 @@ def test_the_persistent_steps_give_step_25s_bits_launch_after_launch(registry, g
                 assert np.array_equal(bits, results[ids[0], 0]), (shape.tag, key)
 
 
-@pytest.mark.parametrize("vid", ["gpu_stream_k", "gpu_deep_slices", "gpu_hybrid_stream_k", "gpu_async_stream_k"])
+@pytest.mark.parametrize("vid", ["gpu_stream_k", "gpu_deep_slices", "gpu_hybrid_stream_k", "gpu_async_stream_k",
+                                 "gpu_async_by_shape"])
 def test_a_stream_k_launch_ignores_what_an_interrupted_one_left(registry, gpu_builds, vid):
-    """Steps 15 to 17 and 29 number their blocks by a ticket and hand cut tiles on through progress[], both in
+    """Steps 15 to 17, 29 and 30 number their blocks by a ticket and hand cut tiles on through progress[], both in
     global memory. A launch that stopped part way leaves them mid-count: planted here as the previous launch's, the
     ticket 5 blocks in and every tile's progress at 3 slices. The next launch must ignore them (stream_k.cuh's
     marks) and give the bits of a clean launch; counting on from them, it would number its blocks from 5 and

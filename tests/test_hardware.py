@@ -92,6 +92,8 @@ def test_ncu_csv_from_the_h100_is_parsed():
     assert counters["ncu_time_ns"] == 723_168
     with pytest.raises(Exception, match="no launch of gpu_outer"):
         hardware.parse_ncu_csv(NCU_SAMPLE.read_text(), "gpu_outer")
+    with pytest.raises(Exception, match="no launch of gpu_tiled"):   # by the whole name, not its start
+        hardware.parse_ncu_csv(NCU_SAMPLE.read_text(), "gpu_tiled")
 
 
 def test_every_tensor_core_step_runs_hmma_and_no_ffma_in_its_main_loop(registry, sm90_builds):

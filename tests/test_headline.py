@@ -43,6 +43,20 @@ def test_a_step_within_a_percent_of_the_best_is_measured_beside_it(registry):
                      "tf32": ("gpu_wgmma_multicast", "gpu_wgmma_grouped", "cublas_tf32")}
 
 
+def test_a_step_that_launches_another_steps_kernel_stands_for_it(registry):
+    """Step 30 launches step 29's kernel at 4096 (and 8192): the same machine code is timed once, as step 30;
+    at 1537x3001x997-like shapes it would not stand for it, and step 28 (its own code) stays beside them."""
+    from matmulstudy.measure.headline import stands_for
+    rates = {"gpu_async_tile": 66_000, "gpu_async_stream_k": 66_400, "gpu_async_by_shape": 66_410, "cublas": 66_300}
+    pairs = best_steps(medians_ms(registry, 4096, rates), registry, 4096, sms=132)
+    assert pairs == {"fp32": ("gpu_async_by_shape", "gpu_async_tile", "cublas")}
+    assert best_steps(medians_ms(registry, 4096, rates), registry, 4096) == {   # no GPU facts: each its own
+        "fp32": ("gpu_async_by_shape", "gpu_async_tile", "gpu_async_stream_k", "cublas")}
+    s29, s30 = registry["gpu_async_stream_k"], registry["gpu_async_by_shape"]
+    assert stands_for(s30, s29, 4096, 132) and not stands_for(s29, s30, 4096, 132)
+    assert not stands_for(s30, s29, 2176, 132)   # 17 x 9 tiles: between one wave and a half, its own kernel
+
+
 def rounds(ratios_by_round, regime="burst", precision="tf32", size=8192, verified=True):
     """headline.csv rows: the reference at 400,000 GFLOP/s and 1980 MHz, the step at ratio x that."""
     rows = []

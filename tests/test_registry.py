@@ -24,13 +24,17 @@ def test_every_kernel_file_is_in_the_registry(registry):
 
 
 def test_kernel_function_is_named_after_the_variant(registry):
-    """A step's file defines its kernel and nothing else; the copy kernel its entry names (align_rows) comes
-    from a header of kernels/common/ that the file includes."""
+    """A step's file defines its kernel and nothing else; the other kernels its rule launches (step 30's
+    `launches`) come from the step files it includes, and the copy kernel its entry names (align_rows) from a
+    header of kernels/common/ that the file includes."""
     kernel = r"__global__\s+void\s+(?:(?:__launch_bounds__|__cluster_dims__)\([^)]*\)\s+)*(\w+)"
     for v in registry.values():
         if v.backend == "cuda":
             text = v.file.read_text()
             assert re.findall(kernel, text) == [v.kernel], f"{v.file.name} defines {re.findall(kernel, text)}"
+            steps = re.findall(r'#include "(\d\d_\w+\.cu)"', text)
+            included = [k for f in steps for k in re.findall(kernel, (v.file.parent / f).read_text())]
+            assert set(v.kernels) <= {v.kernel, *included}, f"{v.file.name} lacks one of {v.kernels}"
             if v.align_rows:
                 headers = re.findall(r'#include "\.\./common/([\w.]+)"', text)
                 found = [k for h in headers for k in re.findall(kernel, (KERNELS_DIR / "common" / h).read_text())]
@@ -228,7 +232,8 @@ def test_a_kernel_takes_a_launch_number_where_its_entry_says_so(registry):
         if re.search(r"unsigned\s+launch\s*$", params):
             numbered.add(v.id)
     assert numbered == {v.id for v in registry.values() if v.launch_number}
-    assert numbered == {"gpu_stream_k", "gpu_deep_slices", "gpu_hybrid_stream_k", "gpu_async_stream_k"}
+    assert numbered == {"gpu_stream_k", "gpu_deep_slices", "gpu_hybrid_stream_k", "gpu_async_stream_k",
+                        "gpu_async_by_shape"}
 
 
 @pytest.mark.parametrize("vid, value", [("gpu_stream_k", "yes"), ("gpu_wgmma_queued", True), ("cublas", True)])
@@ -237,4 +242,49 @@ def test_a_bad_launch_number_entry_is_named(vid, value):
     registry = load_registry()
     entries = [dict(e, launch_number=value) if e["id"] == vid else dict(e) for e in registry.raw["variants"]]
     with pytest.raises(StudyError, match="launch_number is true or false, on a cuda kernel without tensor_maps"):
+        parse_variants(entries, chapters=registry.raw.get("chapters"))
+
+
+def _whole_tiles(tiles: int, W: int) -> int:
+    """stream_k.cuh's whole_tiles(tiles, W, one_tile=true), as step 29's and 30's kernels compute it."""
+    waves, rest = divmod(tiles, W)
+    if rest == 0:
+        return tiles
+    if waves == 0:
+        return tiles if rest * 8 >= W * 7 else 0
+    return waves * W if rest * 2 >= W else (waves - 1) * W
+
+
+@pytest.mark.parametrize("sms", [132, 114, 78, 1])
+def test_step_30_launches_its_pieces_kernel_exactly_where_every_tile_is_shared_out(registry, sms):
+    """Step 30's rule (`launches`) against the split its kernels make: its own kernel where step 29's hybrid
+    shares out every tile of more than one wave (the last full wave and a partial one under half full), step
+    29's kernel elsewhere (some tiles whole, or less than a wave: there its own kernel was slower on the H100),
+    for every count of tiles up to 3 waves."""
+    v = registry["gpu_async_by_shape"]
+    rows, cols = v.tile
+    for tiles in range(1, 3 * sms + 2):
+        M, N = rows, tiles * cols   # one row of tiles
+        shared_out = _whole_tiles(tiles, sms) == 0 and tiles > sms
+        expected = "gpu_async_by_shape" if shared_out else "gpu_async_stream_k"
+        assert v.kernel_for(M, N, 997, sms) == expected, (tiles, sms)
+    assert v.kernel_for(1537, 3001, 997, 132) == "gpu_async_by_shape"   # 156 tiles: 1.18 waves, all shared
+    assert v.kernel_for(4096, 4096, 4096, 132) == "gpu_async_stream_k"
+    assert v.only("gpu_async_stream_k").kernel_for(1537, 3001, 997, 132) == "gpu_async_stream_k"
+
+
+@pytest.mark.parametrize("launches, message", [
+    ([{"kernel": "gpu_async_by_shape"}], "launches is \\[\\{kernel: NAME, when: CONDITION\\}"),
+    ([{"kernel": "gpu_async_by_shape", "when": "tiles < sms"}, {"kernel": "x", "when": "M > 1"}],
+     "the last without"),
+    ([{"kernel": "a", "when": "tiles < sms"}, {"kernel": "b"}], "must name its own kernel 'gpu_async_by_shape'"),
+    ([{"kernel": "gpu_async_by_shape", "when": "tiles < SMS"}, {"kernel": "b"}], "'SMS' in 'tiles < SMS'"),
+    ([{"kernel": "gpu_async_by_shape", "when": "M > 1"}, {"kernel": "gpu_async_by_shape"}], "each kernel once"),
+])
+def test_a_bad_launches_rule_is_named(launches, message):
+    from matmulstudy.study.registry import parse_variants
+    registry = load_registry()
+    entries = [dict(e, launches=launches) if e["id"] == "gpu_async_by_shape" else dict(e)
+               for e in registry.raw["variants"]]
+    with pytest.raises(StudyError, match=message):
         parse_variants(entries, chapters=registry.raw.get("chapters"))

@@ -53,5 +53,6 @@ def test_every_cuda_variant_is_clean_under_the_four_tools(registry, gpu_builds, 
         sms = gpu.sm_count
     table = sanitize.sanitize(registry[variant_id], gpu_builds[variant_id, "float32"], gpu_builds["launcher"],
                               shapes, io.StringIO(), sms=sms)
-    assert len(table) == 4 * len(shapes)
+    assert len(table) == 4 * len(shapes) * len(registry[variant_id].kernels)   # each of its kernels at every shape
+    assert set(table["kernel"]) == set(registry[variant_id].kernels)
     assert table["clean"].all(), table.to_string()

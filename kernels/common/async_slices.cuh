@@ -1,5 +1,5 @@
 // The main loop of the FP32 steps that copy their slices with cp.async
-// (28 and 29; a change here rebuilds them): the block's tile multiplied over
+// (28 to 30; a change here rebuilds them): the block's tile multiplied over
 // a range of its K-slices, each slice copied from global straight into
 // shared memory by the SM's asynchronous copies, into one of two buffers,
 // while the other is multiplied.
@@ -27,6 +27,9 @@
 //   slice the copies still made, of zero bytes, so that no predicate in the
 //   loop changes with the slice. Step 29 takes XOR_BUFFERS alone: with
 //   LEAN_COPIES too, ptxas spills 148 bytes in its kernel.
+//   The define is the default of a template parameter (`lean` of Copies,
+//   multiply_slice and multiply_slices), so that one file can hold kernels
+//   of both ways: step 30's.
 //
 // Parameters (-D defines from kernels/registry.yaml): as pipeline.cuh's, XOR_BUFFERS and LEAN_COPIES.
 
@@ -117,7 +120,11 @@ __device__ __forceinline__ void aim(Copies& c, const AsyncTiles& s, const float*
     c.to_b = static_cast<unsigned>(__cvta_generic_to_shared(&s.b[0][c.kb][j]));
 }
 
-#if LEAN_COPIES
+// How a thread copies a slice: Copies<true> (LEAN_COPIES 1; with XOR_BUFFERS only) or Copies<false> (0).
+template <bool lean>
+struct Copies;
+
+#if XOR_BUFFERS
 // A thread's copies of a slice, as the reference kernel makes them: A_COPIES of A (column k = tid % BK of the
 // slice, rows tid / BK + c * A_APART) and B_COPIES of B (columns j = tid % HALF and j + HALF, k-rows
 // tid / HALF + r * B_APART, r < B_ROWS). Copy number c of COPIES (A's first; then B's, two a k-row) is
@@ -126,7 +133,8 @@ __device__ __forceinline__ void aim(Copies& c, const AsyncTiles& s, const float*
 // Past K (the first slice only) the copy writes zeros, from an address inside the matrix. After the last
 // slice the copies are still issued, of zero bytes (nothing read, the idle buffer written with zeros), so
 // that no predicate in the loop depends on the slice.
-struct Copies : CopyPointers {
+template <>
+struct Copies<true> : CopyPointers {
     static constexpr int HALF = BN / 2;
     static constexpr int A_COPIES = BM * BK / THREADS, B_ROWS = BK * HALF / THREADS, COPIES = A_COPIES + 2 * B_ROWS;
     static constexpr int A_APART = THREADS / BK, B_APART = THREADS / HALF;
@@ -182,7 +190,8 @@ struct Copies : CopyPointers {
     }
 
 };
-#else
+#endif
+
 // A thread's copies of a slice: A_COPIES of A (column k = tid % BK of the slice, rows tid / BK + c * A_APART)
 // and B_COPIES of B (column tid % BN, k-rows tid / BN + c * B_APART). Copy number c of COPIES (A's first)
 // is issued at k = c % (BK / 2) of the slice before: spread over the FMAs of its first half, so that the
@@ -190,7 +199,8 @@ struct Copies : CopyPointers {
 // made at all: what its place in shared memory holds reaches only accumulators of rows or columns outside C,
 // which are never stored. Past K (the first slice only) the copy writes zeros, from an address inside the
 // matrix.
-struct Copies : CopyPointers {
+template <>
+struct Copies<false> : CopyPointers {
     static constexpr int A_COPIES = BM * BK / THREADS, B_COPIES = BK * BN / THREADS, COPIES = A_COPIES + B_COPIES;
     static constexpr int A_APART = THREADS / BK, B_APART = THREADS / BN;
 #if XOR_BUFFERS
@@ -237,7 +247,6 @@ struct Copies : CopyPointers {
     }
 
 };
-#endif
 
 // One slice: its BK k-rows of FMAs, the next k's fragments loaded while each k's are multiplied, and the next slice
 // copied into the other buffer meanwhile (a share of its copies at each k of the first half; after the last slice,
@@ -248,24 +257,21 @@ struct Copies : CopyPointers {
 // slice's first loads (87% of cuBLAS SGEMM at 4096); the last slice peeled off the loop made ptxas take 254
 // registers and put 176 of the loop's 1,024 FFMAs on a register-bank conflict (two sources read from one bank of
 // the register file), against 102 this way (about 1 point).
-template <FmaOrder order>
+template <FmaOrder order, bool lean>
 __device__ __forceinline__ void multiply_slice(float (&acc)[TM][TN], float (&a)[2][TM], float (&b)[2][TN],
-                                               AsyncTiles& s, int buf, Copies& copies, int N, const Place& p,
+                                               AsyncTiles& s, int buf, Copies<lean>& copies, int N, const Place& p,
                                                bool more)
 {
-#if LEAN_COPIES
-    const int bytes = more ? 4 : 0;
-#endif
+    const int bytes = more ? 4 : 0;   // a lean copy after the last slice reads nothing
 #pragma unroll
     for (int k = 0; k < BK; ++k) {
         if (k < BK / 2)
 #pragma unroll
-            for (int c = k; c < Copies::COPIES; c += BK / 2)
-#if LEAN_COPIES
-                copies.issue(c, bytes);
-#else
-                copies.issue(1 - buf, c, more);
-#endif
+            for (int c = k; c < Copies<lean>::COPIES; c += BK / 2)
+                if constexpr (lean)
+                    copies.issue(c, bytes);
+                else
+                    copies.issue(1 - buf, c, more);
         if (k < BK - 1)   // the next k's fragments, from this slice
             load_fragments(a[(k + 1) % 2], b[(k + 1) % 2], s, buf, k + 1, p);
         outer_product<order>(acc, a[k % 2], b[k % 2]);
@@ -281,32 +287,32 @@ __device__ __forceinline__ void multiply_slice(float (&acc)[TM][TN], float (&a)[
 }
 
 // acc += the block tile's product over its K-slices [from, to) (all of them for step 28; Stream-K's ranges,
-// step 29). Slice 0 is the ragged one, k < first; slice t > 0 covers k = first + (t - 1) * BK, ... BK of them.
+// step 29), its copies made the `lean` way or not (LEAN_COPIES, above). Slice 0 is the ragged one, k < first;
+// slice t > 0 covers k = first + (t - 1) * BK, ... BK of them.
 // One barrier per slice: after it, every copy into the buffer just filled has landed (each thread waited for
 // its own), and every read of the other buffer is done; and one on entry, as pipeline.cuh's: a previous
 // call's last fragments may still be being read from the buffer this one fills first.
-template <FmaOrder order>
+template <FmaOrder order, bool lean = LEAN_COPIES>
 __device__ __forceinline__ void multiply_slices(float (&acc)[TM][TN], AsyncTiles& s, const float* __restrict__ A,
                                                 const float* __restrict__ B, int M, int N, int K, const Place& p,
                                                 int from, int to)
 {
-    Copies copies(s, A, B, M, N, K, p.row0, p.col0, p.tid);
+    Copies<lean> copies(s, A, B, M, N, K, p.row0, p.col0, p.tid);
     const int slices = (K + BK - 1) / BK, first = K - (slices - 1) * BK;   // the ragged slice, done first
     __syncthreads();
     if (from == 0) {
 #pragma unroll
-        for (int c = 0; c < Copies::COPIES; ++c)
+        for (int c = 0; c < Copies<lean>::COPIES; ++c)
             copies.issue_first(c, first);
         copies.advance(first, N);
     } else {
         copies.advance(first + (from - 1) * BK, N);
 #pragma unroll
-        for (int c = 0; c < Copies::COPIES; ++c)
-#if LEAN_COPIES
-            copies.issue(c, 4);
-#else
-            copies.issue(0, c);
-#endif
+        for (int c = 0; c < Copies<lean>::COPIES; ++c)
+            if constexpr (lean)
+                copies.issue(c, 4);
+            else
+                copies.issue(0, c);
         copies.advance(BK, N);
     }
 #if XOR_BUFFERS
@@ -318,5 +324,5 @@ __device__ __forceinline__ void multiply_slices(float (&acc)[TM][TN], AsyncTiles
     float a[2][TM], b[2][TN];
     load_fragments(a[0], b[0], s, 0, 0, p);
     for (int t = from, buf = 0; t < to; ++t, buf ^= 1)
-        multiply_slice<order>(acc, a, b, s, buf, copies, N, p, t + 1 < to);
+        multiply_slice<order, lean>(acc, a, b, s, buf, copies, N, p, t + 1 < to);
 }

@@ -1,4 +1,4 @@
-// Stream-K's machinery (steps 15 to 17 and 29; a change here rebuilds
+// Stream-K's machinery (steps 15 to 17, 29 and 30; a change here rebuilds
 // them): the blocks' ticket numbers, the walk over a block's range of
 // K-slices with the fix-up of the tiles it cuts, and the ways of sharing out
 // the slices: step 15's, and the hybrids of steps 17 and 29 (whole_tiles).

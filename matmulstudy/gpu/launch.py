@@ -4,9 +4,11 @@ thread block clusters, and the tensor maps of a kernel fed by the copy engine.
 The geometry comes from the registry entry (study/variant.py) and the GPU's
 multiprocessor count (a persistent kernel's grid). A kernel that takes
 tensor maps is loaded and launched through the driver (tma.py says why);
-every other one through PyCUDA; one with `launch_number` (steps 15-17, 29)
-gets a new number at every launch (LAUNCHES), with which its kernel marks
-what it leaves in global memory. A variant with `align_rows` (step 24) has
+every other one through PyCUDA; one with `launch_number` (steps 15-17, 29,
+30) gets a new number at every launch (LAUNCHES), with which its kernel marks
+what it leaves in global memory. A variant with `launches` (step 30) launches
+the kernel of its file that its rule chooses for the shape (the tests and
+the sanitizer launch each at every shape: Variant.only). A variant with `align_rows` (step 24) has
 operands whose rows are off 16 bytes copied first, into zero-padded
 workspace made once per shape (Padding), and its result copied back, all
 in the one launch. The native launcher that compute-sanitizer runs
@@ -42,16 +44,17 @@ def launcher(gpu, cubin_path, variant, M: int, N: int, K: int, d_a, d_b, d_c):
 
 def _kernel_launcher(gpu, cubin_path, variant, M: int, N: int, K: int, d_a, d_b, d_c):
     """The kernel's own launch on (M, N, K) and these buffers, as `launcher` describes it."""
+    name = variant.kernel_for(M, N, K, gpu.sm_count)   # its own, or the one its rule chooses for the shape
     shared = variant.dynamic_shared
     grid, block = variant.launch_grid(M, N, gpu.sm_count), variant.block
     if variant.tensor_maps:
         path = str(cubin_path)
-        kernel = gpu.kept(("driver kernel", path), lambda: tma.DriverKernel(path, variant.kernel, shared))
+        kernel = gpu.kept(("driver kernel", path), lambda: tma.DriverKernel(path, name, shared))
         if variant.grid_expr:
             grid = resident_grid(variant, grid, kernel.max_active_clusters(grid, block))
         maps = tma.map_arguments(variant.tensor_maps, M, N, K, {"A": int(d_a), "B": int(d_b), "C": int(d_c)})
         return kernel.launcher(grid, block, M, N, K, int(d_a), int(d_b), int(d_c), maps)
-    func = gpu.load_function(cubin_path, variant.kernel, "iiiPPPI" if variant.launch_number else "iiiPPP")
+    func = gpu.load_function(cubin_path, name, "iiiPPPI" if variant.launch_number else "iiiPPP")
     if shared > DEFAULT_SHARED_LIMIT:
         func.set_attribute(gpu.cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
     arguments = (grid, block, M, N, K, d_a, d_b, d_c)

@@ -203,7 +203,7 @@ def parse_ncu_csv(text: str, kernel: str | None) -> dict:
         raise StudyError("ncu printed no CSV table (see the log for its message)")
     df = pd.read_csv(StringIO(text[start:]), thousands=",")
     if kernel is not None:
-        df = df[df["Kernel Name"].str.startswith(kernel)]
+        df = df[df["Kernel Name"].str.split("(").str[0] == kernel]   # by its whole name: one may begin another's
     if df.empty:
         raise StudyError(f"ncu measured no launch of {kernel or 'any kernel'}")
     last = df[df["ID"] == df["ID"].max()]

@@ -11,7 +11,10 @@ clocks):
 - for each precision with a reference, its best step: the step whose timed
   median is the highest at the reference size, and every other step within
   TIE (1%) of it (`best_steps`): two steps that close swap places from one
-  study to the next, and a repeat must find the same kernel to compare;
+  study to the next, and a repeat must find the same kernel to compare; but
+  a step that launches there another step's kernel, built alike (step 30
+  launches step 29's at 4096 and 8192), stands for it: the same machine code
+  is not timed twice;
 - at the reference size and at the largest square size of the sweep;
 - `rounds` rounds; the steps go first in odd rounds, the reference in even
   ones (steps-reference, reference-steps, ...), so a drift of the GPU's state
@@ -47,10 +50,20 @@ TIE = 0.01         # a step this close to the best (timed median, at the referen
 FIRST = ["precision", "M", "N", "K", "round", "regime", "position", "role", "variant", "gflops", "sm_clock_mhz"]
 
 
-def best_steps(medians: dict, registry: Registry, size: int, dtype: str = "float32") -> dict[str, tuple]:
+def stands_for(later, earlier, size: int, sms: int | None) -> bool:
+    """Whether step `later` launches at size^3, on a GPU of `sms` multiprocessors, step `earlier`'s kernel built
+    with the same defines (its file includes the earlier one's: kernel names are unique to a file)."""
+    if later.order <= earlier.order or later.defines != earlier.defines or (later.launches and sms is None):
+        return False   # without the GPU's multiprocessors, a rule by shape says nothing
+    return later.kernel_for(size, size, size, sms) == earlier.kernel
+
+
+def best_steps(medians: dict, registry: Registry, size: int, dtype: str = "float32",
+               sms: int | None = None) -> dict[str, tuple]:
     """{precision: (best step, [steps within TIE of it, in the registry's order,] reference)}: per precision
     whose reference was measured at size^3, the GPU step of that precision with the highest timed median GFLOP/s
-    there, and those within TIE of it. `medians`: {(variant, dtype, shape tag): ms}."""
+    there, and those within TIE of it, less any step a later one of them stands for (`stands_for`).
+    `medians`: {(variant, dtype, shape tag): ms}."""
     tag, out = f"{size}x{size}x{size}", {}
     for p in precisions.TABLE:
         reference = registry.reference(p.id)
@@ -61,7 +74,9 @@ def best_steps(medians: dict, registry: Registry, size: int, dtype: str = "float
         if timed:
             fastest, best = min(timed)
             close = [vid for ms, vid in timed if vid != best and ms <= fastest * (1 + TIE)]
-            out[p.id] = (best, *close, reference.id)
+            steps = [registry[vid] for vid in (best, *close)]
+            kept = [v.id for v in steps if not any(stands_for(w, v, size, sms) for w in steps)]
+            out[p.id] = (*kept, reference.id)
     return out
 
 

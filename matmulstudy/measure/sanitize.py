@@ -8,8 +8,10 @@ a shared-memory race that happened to resolve in the right order
 
 Each tool runs gpu/launch.cu, a small native program that makes one
 launch of the kernel from its cubin with the study's arguments and launch
-geometry, on ragged shapes (config sanitizer_shapes). One row per tool,
-variant and shape: the errors (and racecheck's warnings) the tool reported.
+geometry, on ragged shapes (config sanitizer_shapes); a variant that chooses
+among kernels by shape (step 30) has each of them launched at every shape.
+One row per tool, variant, kernel and shape: the errors (and racecheck's
+warnings) the tool reported.
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ def command(tool: str, launcher, cubin, variant: Variant, shape: Shape, exe: str
     extra = [str(variant.dynamic_shared), *boxes] if variant.dynamic_shared or boxes else []
     extra += [f"pad={variant.align_rows}"] * bool(variant.align_rows)
     return [exe or sanitizer_exe(), "--tool", tool, "--print-limit", "20", str(launcher), str(cubin),
-            variant.kernel, *map(str, shape), str(grid[0]), str(grid[1]), str(block[0]), str(block[1]), *extra]
+            variant.kernel_for(*shape, sms), *map(str, shape), str(grid[0]), str(grid[1]), str(block[0]), str(block[1]), *extra]
 
 
 _ERRORS = re.compile(r"ERROR SUMMARY: (\d+) errors?")
@@ -102,7 +104,7 @@ def run(tool: str, launcher, cubin, variant: Variant, shape: Shape, log, exe: st
     counts = parse(text)
     finished = counts["errors"] is not None and status == 0
     clean = finished and counts["errors"] == 0 and counts["warnings"] == 0
-    return {"tool": tool, "variant": variant.id, "shape": shape.tag, "errors": counts["errors"],
+    return {"tool": tool, "variant": variant.id, "kernel": variant.kernel_for(*shape, sms), "shape": shape.tag, "errors": counts["errors"],
             "warnings": counts["warnings"], "clean": clean,
             "status": "ok" if finished else f"did not finish (exit {status})",
             "first_report": first_report(text)}
@@ -110,10 +112,11 @@ def run(tool: str, launcher, cubin, variant: Variant, shape: Shape, log, exe: st
 
 def sanitize(variant: Variant, cubin, launcher, shapes: list[Shape], log, tools=TOOLS,
              sms: int | None = None) -> pd.DataFrame:
-    """Every tool on one launch of the variant at every shape (on a GPU of `sms` multiprocessors)."""
+    """Every tool on one launch of each of the variant's kernels at every shape (on a GPU of `sms`
+    multiprocessors)."""
     exe = sanitizer_exe()
-    return pd.DataFrame([run(tool, launcher, cubin, variant, shape, log, exe, sms)
-                         for shape in shapes for tool in tools])
+    return pd.DataFrame([run(tool, launcher, cubin, variant.only(kernel), shape, log, exe, sms)
+                         for kernel in variant.kernels for shape in shapes for tool in tools])
 
 
 def is_clean(verdict_text) -> bool:
@@ -125,9 +128,11 @@ def verdict(table: pd.DataFrame) -> pd.Series:
     """Per variant, one phrase for the hardware table and the page: 'clean', or what was found."""
     def one(rows):
         bad = rows[~rows["clean"].astype(bool)]
+        kernels = rows["kernel"].nunique() if "kernel" in rows else 1   # tables before step 30 have no column
         if bad.empty:
-            return f"clean ({rows['tool'].nunique()} tools, {rows['shape'].nunique()} shapes)"
-        return "; ".join(f"{r.tool} on {r.shape}: " + (f"{int(r.errors)} errors, {int(r.warnings)} warnings"
-                                                       if pd.notna(r.errors) else r.status)
+            return (f"clean ({rows['tool'].nunique()} tools, {rows['shape'].nunique()} shapes"
+                    + (f", {kernels} kernels)" if kernels > 1 else ")"))
+        return "; ".join(f"{r.tool} on {r.shape}" + (f" ({r.kernel})" if kernels > 1 else "") + ": "
+                         + (f"{int(r.errors)} errors, {int(r.warnings)} warnings" if pd.notna(r.errors) else r.status)
                          for r in bad.itertuples())
     return table.groupby("variant", sort=False).apply(one, include_groups=False)

@@ -37,7 +37,7 @@ ROLES = ("step", "reference", "cpu_baseline")
 BASELINES = "baselines"   # the folder of the kernels that are no step (a step's is its chapter's)
 _KEYS = {"id", "backend", "file", "kernel", "title", "source", "defines", "block", "tile", "grid",
          "flop_per_byte", "dtypes", "precision", "role", "chapter", "max_size", "search", "shows", "needs",
-         "shared", "tensor_maps", "cluster", "align_rows", "launch_number"}
+         "shared", "tensor_maps", "cluster", "align_rows", "launch_number", "launches"}
 _CHAPTER_KEYS = {"id", "title", "precision"}
 DTYPES = {"float32": "float", "int32": "int"}   # dtype -> the kernels' ELEM
 
@@ -117,7 +117,9 @@ def _parse_entry(i: int, raw: dict, kernels_dir: Path, chapters: dict, check_fil
                       maps_expr=_parse_tensor_maps(raw.get("tensor_maps"), backend, where),
                       align_rows=_parse_align_rows(raw.get("align_rows"), raw.get("tensor_maps"), where),
                       launch_number=_parse_launch_number(raw.get("launch_number"), backend, raw.get("tensor_maps"),
-                                                         where))
+                                                         where),
+                      launches=_parse_launches(raw.get("launches"), kernel, backend, raw.get("tensor_maps"),
+                                               raw.get("align_rows"), where))
     if variant.shared_expr is not None and backend != "cuda":
         raise StudyError(f"{where}: shared (dynamic shared memory bytes) is for cuda kernels")
     if backend == "cuda":
@@ -133,6 +135,7 @@ def _parse_entry(i: int, raw: dict, kernels_dir: Path, chapters: dict, check_fil
             raise StudyError(f"{where}: block {bx}x{by} / tile {rows}x{cols} is not launchable (1..1024 threads)")
         if grid and min(eval_expr(e, {**defines, "sms": 1, "tiles": 1}) for e in grid) < 1:
             raise StudyError(f"{where}: grid {list(grid)} gives no block on a GPU of one multiprocessor")
+        variant.kernel_for(1, 1, 1, 1)   # its conditions are expressions of the shape, or it says what is wrong
     return variant
 
 
@@ -157,7 +160,7 @@ def _parse_align_rows(raw, maps, where: str) -> str | None:
 
 
 def _parse_launch_number(raw, backend: str, maps, where: str) -> bool:
-    """launch_number: true where the kernel takes the launch's number after C (steps 15 to 17 and 29: their
+    """launch_number: true where the kernel takes the launch's number after C (steps 15 to 17, 29 and 30: their
     state in global memory is marked with it, kernels/common/stream_k.cuh); a cuda kernel without tensor_maps."""
     if raw is None:
         return False
@@ -165,6 +168,26 @@ def _parse_launch_number(raw, backend: str, maps, where: str) -> bool:
         raise StudyError(f"{where}: launch_number is true or false, on a cuda kernel without tensor_maps "
                          f"(it then takes an unsigned launch number after C); got {raw!r}")
     return raw
+
+
+def _parse_launches(raw, kernel: str, backend: str, maps, align_rows, where: str) -> tuple:
+    """launches: [{kernel, when}, ..., {kernel}]: which kernel of its file a shape launches, the first whose
+    condition (of M, N, K, sms, tiles and the defines) holds, the last one's without a condition (step 30).
+    Its own kernel (the file's name) is one of them. A cuda kernel launched through PyCUDA."""
+    if raw is None:
+        return ()
+    shape = ("launches is [{kernel: NAME, when: CONDITION}, ..., {kernel: NAME}] (the last without `when`), "
+             "on a cuda kernel without tensor_maps or align_rows")
+    if (backend != "cuda" or maps or align_rows or not isinstance(raw, list) or len(raw) < 2
+            or not all(isinstance(e, dict) and set(e) in ({"kernel", "when"}, {"kernel"}) for e in raw)
+            or "when" in raw[-1] or not all("when" in e for e in raw[:-1])):
+        raise StudyError(f"{where}: {shape}")
+    names = [e["kernel"] for e in raw]
+    if not all(isinstance(n, str) and re.fullmatch(r"[A-Za-z_]\w*", n) for n in names) or len(set(names)) != len(names):
+        raise StudyError(f"{where}: launches names each kernel once, by its C name; got {names}")
+    if kernel not in names:
+        raise StudyError(f"{where}: launches must name its own kernel '{kernel}' (the one its file is named after)")
+    return tuple((e["kernel"], e.get("when")) for e in raw)
 
 
 def _parse_tensor_maps(raw, backend: str, where: str) -> tuple:

@@ -73,6 +73,7 @@ class Variant:
     maps_expr: tuple = ()   # ((matrix, (box rows, box cols)), ...): TMA maps it takes after C (gpu/tma.py)
     align_rows: str | None = None   # the kernel of its file that copies operands whose rows are off 16 bytes
     launch_number: bool = False   # its kernel takes the launch's number after C (kernels/common/stream_k.cuh)
+    launches: tuple = ()   # ((kernel, condition or None), ...): which kernel of its file a shape launches (step 30)
 
     def unsupported(self, arch: str | None) -> str | None:
         """Why this variant cannot run in a study built for `arch` (sm_NN or sm_NNa), or None. sm_NN needs
@@ -146,6 +147,29 @@ class Variant:
         if not self.align_rows:
             return (M, N, K)
         return (M, -(-N // 4) * 4, -(-K // 4) * 4)
+
+    @property
+    def kernels(self) -> tuple[str, ...]:
+        """Every kernel of its file that the study launches: its own, or those its `launches` rule chooses from."""
+        return tuple(k for k, _ in self.launches) or (self.kernel,)
+
+    def kernel_for(self, M: int, N: int, K: int, sms: int | None) -> str:
+        """The kernel launched on (M, N, K) on a GPU of `sms` multiprocessors: the first of `launches` whose
+        condition holds (of M, N, K, sms, C's tiles and the defines), or its own kernel."""
+        if not self.launches:
+            return self.kernel
+        if sms is None:
+            raise StudyError(f"{self.id}: which kernel it launches depends on the GPU's multiprocessor count, which "
+                             "the caller did not give")
+        rows, cols = self.tile
+        names = {**self.defines, "M": M, "N": N, "K": K, "sms": sms, "tiles": -(-N // cols) * -(-M // rows)}
+        return next(k for k, when in self.launches if when is None or holds(when, names))
+
+    def only(self, kernel: str) -> "Variant":
+        """The same variant launching one of its kernels at every shape (the tests and the sanitizer run each)."""
+        if kernel not in self.kernels:
+            raise StudyError(f"{self.id} has no kernel '{kernel}'; its kernels: {list(self.kernels)}")
+        return Variant(**{**self.__dict__, "kernel": kernel, "launches": ()})
 
     def launch_grid(self, M: int, N: int, sms: int | None = None) -> tuple[int, int, int]:
         """Blocks to cover an M x N matrix C: ceil(N/cols) x ceil(M/rows) tiles, rounded up to whole clusters;

@@ -2,7 +2,7 @@
 stop), two rounds of swapped order, bits compared with the first build.
     PYTHONPATH=. python notes/step28_fp32/ablate.py NAME=VID[:DEF@val...][:file@PATH] ... --sizes 4096,8192 [--out DIR]
 file@PATH builds VID's entry from another source (an earlier version of a step), grid@EXPR launches it on
-[EXPR, 1] blocks (of the defines, sms and tiles); `err` is max |C - cuBLAS's C| over
+[EXPR, 1] blocks (of the defines, sms and tiles), only@KERNEL launches that kernel of its file at every shape; `err` is max |C - cuBLAS's C| over
 max |cuBLAS's C| (a dev check: the GPU tests verify each step against the float64 reference).
 NAME=sal times salykova/sgemm.cu's 128x256x8 kernel, built by hand into .whl/sal/sal.cubin (never part of the
 project: nvcc -cubin -arch=sm_90 -O3 of a file that includes its src/kernels/128x256x8.cuh), launched as its
@@ -29,8 +29,10 @@ for spec in args.specs:
         continue
     vid, *flags = rest.split(":")
     extra = dict(f.split("@", 1) for f in flags if f)
-    source, grid = extra.pop("file", None), extra.pop("grid", None)
+    source, grid, only = extra.pop("file", None), extra.pop("grid", None), extra.pop("only", None)
     v = reg[vid]
+    if only:   # one of its kernels at every shape (step 30's)
+        v = v.only(only)
     if source:
         v = dataclasses.replace(v, file=pathlib.Path(source).resolve())
     if grid:

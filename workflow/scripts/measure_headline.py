@@ -11,12 +11,12 @@ from matmulstudy.study.registry import load_registry
 def main(snakemake, log):
     registry, p = load_registry(), snakemake.params
     medians = energy.timed_medians(snakemake.input.timed)
-    contenders = headline.best_steps(medians, registry, p.reference_size)
-    print(f"best steps (and those within {headline.TIE:.0%}) and references at {p.reference_size}: {contenders}",
-          file=log, flush=True)
-    named = {vid for sides in contenders.values() for vid in sides}
     tables = []
     with GpuSession() as gpu:
+        contenders = headline.best_steps(medians, registry, p.reference_size, sms=gpu.sm_count)
+        print(f"best steps (and those within {headline.TIE:.0%}) and references at {p.reference_size}: "
+              f"{contenders}", file=log, flush=True)
+        named = {vid for sides in contenders.values() for vid in sides}
         for problem in p.problems:
             one = energy.load_problem(registry, problem, medians, only=named)
             here = {precision: sides for precision, sides in contenders.items()

@@ -19,7 +19,9 @@ def main(snakemake, log):
     log.write(proc.stdout + proc.stderr)
     if proc.returncode != 0:
         raise StudyError(f"ncu failed on {variant.id} (exit {proc.returncode}); see the log")
-    counters = hardware.parse_ncu_csv(proc.stdout, variant.kernel if variant.is_built else None)
+    sms = json.loads(open(snakemake.input.gpu).read())["sm_count"]
+    shape = [int(x) for x in snakemake.wildcards.shape.split("x")]
+    counters = hardware.parse_ncu_csv(proc.stdout, variant.kernel_for(*shape, sms) if variant.is_built else None)
     with open(snakemake.output[0], "w") as fh:
         json.dump({"variant": variant.id, "shape": snakemake.wildcards.shape, **counters}, fh, indent=2)
 
