@@ -43,6 +43,13 @@ def test_a_step_within_a_percent_of_the_best_is_measured_beside_it(registry):
                      "tf32": ("gpu_wgmma_multicast", "gpu_wgmma_grouped", "cublas_tf32")}
 
 
+def test_a_ratio_the_second_study_misses_by_more_than_one_and_a_half_points_is_marked(registry):
+    first, second = rounds([0.993, 0.993], regime="sustained"), rounds([0.977, 0.977], regime="sustained")
+    page = "\n".join(headline.page_section(first, registry, {}, str.upper, repeat=second))
+    assert "| 97.7% | -1.6 points (**not reproduced** within 1.5 points) |" in page
+    assert "is marked. Back to back at the power cap" in page
+
+
 def test_a_step_that_launches_another_steps_kernel_stands_for_it(registry):
     """Step 30 launches step 29's kernel at 4096 (and 8192): the same machine code is timed once, as step 30;
     at 1537x3001x997-like shapes it would not stand for it, and step 28 (its own code) stays beside them."""

@@ -254,3 +254,50 @@ def test_the_committed_hardware_figures_write_no_power_of_ten_and_no_percentage_
     words = re.findall(r"<!-- (.*?) -->", (folder / "figures" / "hardware.svg").read_text())
     assert words and not [w for w in words if re.fullmatch(r"-?[\d.]+e[-+]\d+", w)]
     assert "100" in words and "120" not in words   # the percentage panels' ticks end at 100
+
+
+@pytest.mark.parametrize("label", [f.name for f in COMMITTED])
+def test_every_step_of_a_committed_study_has_its_page_linked_in_order(label):
+    """Issue 26: a page per step the study timed (steps/), listed in the progression's order, each linked to
+    the pages before and after it and to the study, which links the list; its header's words; the code that
+    changed from the step before (a diff), or, for a precision's first step, its whole file; every link to a
+    kernel file lands in the study's own copy (kernels/)."""
+    from matmulstudy.report import steps
+    from matmulstudy.report.committed import Study
+    study = Study.load(ROOT / "reports" / label)
+    if study.cpu_only:
+        pytest.skip("a study without a GPU has no steps")
+    folder = study.folder / steps.FOLDER
+    order = steps.in_order(study)
+    assert "[a page per step](steps/README.md)" in (study.folder / "README.md").read_text()
+    index = (folder / "README.md").read_text()
+    assert [m for m in re.findall(r"\]\(([^)]+\.md)\)", index) if m != "../README.md"] == [
+        steps.page_name(v) for v in order]
+    for i, v in enumerate(order):
+        page = (folder / steps.page_name(v)).read_text()
+        assert page.startswith(f"# {v.title}\n")
+        if i > 0:
+            assert f"previous: [{order[i - 1].title}]({steps.page_name(order[i - 1])})" in page
+        if i + 1 < len(order):
+            assert f"next: [{order[i + 1].title}]({steps.page_name(order[i + 1])})" in page
+        source = snapshot.read_kernel(study.folder, study.registry.raw_entry(v.id)["file"])
+        first_words = " ".join(source.splitlines()[0][3:].split()[:4])
+        assert first_words in page, (v.id, first_words)
+        before = steps.step_before(study, v)
+        assert ("```diff" in page or "The same code." in page) == (before is not None), v.id   # 8a and 8b share one
+        for link in re.findall(r"\(\.\./kernels/([^)]+)\)", page):
+            assert (study.folder / "kernels" / link).is_file(), (v.id, link)
+    # a step that switches on a shared header shows the part it selects: step 14's serpentine order
+    page = (folder / "14_gpu_operand_reuse.md").read_text()
+    assert "Where [`common/pipeline.cuh`](../kernels/common/pipeline.cuh) switches on `serpentine`" in page
+    assert "order == FmaOrder::serpentine" in page
+
+
+def test_a_header_comment_reads_as_markdown():
+    from matmulstudy.report.steps import header_comment, selected_blocks
+    source = ("// Step 9: a title\n//\n// What changes: one\n// two.\n// - an item\n//   continued\n"
+              "// After the list.\n//     kept as is\n#include \"x.cuh\"\n// not the header\n")
+    assert header_comment(source) == ["Step 9: a title", "", "What changes: one two.", "- an item continued", "",
+                                      "After the list.", "```text", "    kept as is", "```"]
+    header = "a\n#if LEAN\nx\n#if B\ny\n#endif\n#else\nz\n#endif\n#if OTHER\nq\n#endif\n"
+    assert selected_blocks(header, {"LEAN"}) == [["#if LEAN", "x", "#if B", "y", "#endif", "#else", "z", "#endif"]]

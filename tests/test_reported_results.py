@@ -218,19 +218,22 @@ def test_the_repeat_is_these_two_studies_and_the_page_gives_a_reason_for_each_on
 @pytest.mark.parametrize("label", list(STUDIES))
 def test_the_headline_ratios_of_the_two_studies_agree_within_one_and_a_half_points(label):
     """Each precision's best step over its reference in alternating rounds, burst and sustained, at 4096 and
-    8192, in the study and in its repeat, wherever both measured the same step: burst within 1.5 points;
-    sustained too where its rates were timed by CUDA events. A study measured before that (commit 1624e2d),
-    its sustained rates from the host's times of the chunks seen finished, is held to what its page says."""
+    8192, in the study and in its repeat, wherever both measured the same step: burst within 1.5 points.
+    Sustained, back to back at the power cap, hangs on the GPU's power state: the H200 study of a0ea9e3 and its
+    repeat gave step 27 at 4096 99.3% and 97.7% of cuBLAS TF32, their rounds not overlapping. A sustained ratio
+    further apart than 1.5 points must be marked on the page as not reproduced, and the page says why."""
     folder = ROOT / "reports" / label
     first, second = pd.read_csv(folder / "headline.csv"), pd.read_csv(folder / "repeat" / "headline.csv")
     assert first["verified"].all() and second["verified"].all()
     both = headline.agreement(first, second)
     burst, sustained = (both[both["regime"] == regime] for regime in ("burst", "sustained"))
-    assert len(burst) >= 4 and len(sustained) >= 4 and (burst["points"].abs() <= 1.5).all(), both
-    if "timed by CUDA events" in headline.rate_timing(first, "timed_launches"):
-        assert (sustained["points"].abs() <= 1.5).all(), both
+    assert len(burst) >= 4 and len(sustained) >= 4 and not burst["points"].map(headline.not_reproduced).any(), both
     page = (folder / "README.md").read_text()
     assert f"sustained within {sustained['points'].abs().max():.1f} points" in page
+    apart = sustained[sustained["points"].map(headline.not_reproduced)]
+    for r in apart.itertuples():
+        assert f"{r.points:+.1f} points (**not reproduced** within 1.5 points)" in page, r
+    assert ("is marked. Back to back at the power cap" in page) == (len(apart) > 0)
 
 
 PAIRS = {   # notes/<folder>: (GPU measurements from 1024, within 1%, most points apart: burst, sustained; samples re-taken)

@@ -52,6 +52,14 @@ def not_verified(headline: pd.DataFrame) -> pd.DataFrame:
     return headline[~headline["verified"].astype(bool)]
 
 
+REPRODUCED = 1.5   # points: two studies' ratios of one step this close reproduce each other
+
+
+def not_reproduced(points) -> bool:
+    """Whether two studies' ratios `points` apart (as the page prints them, to a tenth) miss REPRODUCED."""
+    return round(abs(points), 1) > REPRODUCED
+
+
 def agreement(first: pd.DataFrame, second: pd.DataFrame) -> pd.DataFrame:
     """Two studies' headline ratios side by side (their headline.csv): per precision, shape, regime and step
     that both measured, the two ratios and the difference in points."""
@@ -109,8 +117,10 @@ def page_section(headline: pd.DataFrame | None, registry, config: dict, label_of
         if both is not None:
             key = (r.precision, r.M, r.N, r.K, r.regime)
             if key + (r.step,) in both.index:
+                points = both.at[key + (r.step,), "points"]
                 cells += [f"{both.at[key + (r.step,), 'ratio_second']:.1%}",
-                          f"{both.at[key + (r.step,), 'points']:+.1f} points"]
+                          f"{points:+.1f} points" + (f" (**not reproduced** within {REPRODUCED} points)"
+                                                     if not_reproduced(points) else "")]
             else:   # the second study did not measure this step here: its own best, named
                 there = others.loc[[key]] if key in others.index else others.iloc[0:0]
                 cells += ["; ".join(f"{t.ratio:.1%} ({registry[t.step].title})" for t in there.itertuples()),
@@ -120,6 +130,12 @@ def page_section(headline: pd.DataFrame | None, registry, config: dict, label_of
         apart = both["points"].abs().groupby(level="regime").max()
         lines += ["", "Between the two studies, the ratios of a step both measured: "
                   + ", ".join(f"{regime} within {points:.1f} points" for regime, points in apart.items()) + "."]
+        if both["points"].map(not_reproduced).any():
+            lines += ["", f"A ratio that the second study did not reproduce within {REPRODUCED} points is marked. "
+                      "Back to back at the power cap (sustained), a kernel's clock and rate depend on the GPU's "
+                      "power state, which can differ between two studies minutes apart more than between the "
+                      "rounds of one ([notes/power_cap.md](../../notes/power_cap.md)): read it as that study's "
+                      "figure, not the GPU's."]
     bad = not_verified(headline)
     if len(bad):
         lines += ["", "Not verified, and left out of every ratio: "

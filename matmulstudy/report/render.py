@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from . import pages, plots
+from . import pages, plots, steps
 from .committed import DEFAULT_SIZE, Study
 from .figures import FIGURES
 from .study_facts import provenance_rst
@@ -28,7 +28,20 @@ def render(report: Path, size: int | None = None, only: list[str] | None = None)
     page, rst = Path(report) / "README.md", Path(report) / "provenance.rst"
     page.write_text(pages.study_page(study))
     rst.write_text(provenance_rst(study))
-    return paths + [page, rst]
+    return paths + [page, rst] + write_step_pages(study)
+
+
+def write_step_pages(study: Study) -> list[Path]:
+    """steps/: a page per step (steps.py), the folder's earlier pages removed."""
+    folder = study.folder / steps.FOLDER
+    for old in folder.glob("*.md"):
+        old.unlink()
+    made = steps.step_pages(study) if not study.cpu_only else {}
+    if made:
+        folder.mkdir(exist_ok=True)
+    for name, text in made.items():
+        (folder / name).write_text(text)
+    return [folder / name for name in made]
 
 
 def render_gpus(reports: list[Path], out: Path, size: int = DEFAULT_SIZE) -> list[Path]:

@@ -1,8 +1,10 @@
-"""What a study was measured with, kept beside its tables: registry.yaml and config.yaml.
+"""What a study was measured with, kept beside its tables: registry.yaml, config.yaml and kernels/.
 
-collect writes both into reports/<label>/: the registry entries of the
-variants the study measured, as they were (with the chapters), and the
-validated settings. Everything that reads a committed study (the figures,
+collect writes them into reports/<label>/: the registry entries of the
+variants the study measured, as they were (with the chapters), the
+validated settings, and the source of every built variant with the files
+it includes (kernels/, as under the repository's kernels/: the step pages
+show the code that changed from them). Everything that reads a committed study (the figures,
 the pages, the comparison across GPUs, the checks of committed results)
 reads these, never the live kernels/registry.yaml or config/config.yaml, so
 a step added to the registry later changes no committed study.
@@ -13,16 +15,52 @@ tools/snapshot.py.
 
 from __future__ import annotations
 
+import posixpath
+import re
+import shutil
 from pathlib import Path
 
 import yaml
 
 from ..errors import StudyError
-from .paths import STUDY_FILES
+from .paths import KERNELS_DIR, STUDY_FILES
 from .registry import Registry, load_registry
 from .settings import Settings
 
 REGISTRY_FILE, CONFIG_FILE = STUDY_FILES["registry"], STUDY_FILES["config"]
+KERNELS = "kernels"   # the study's copy of its kernels' sources
+_INCLUDE = re.compile(r'^\s*#include\s+"([^"]+)"', re.M)
+
+
+def kernel_sources(registry: Registry, read) -> dict[str, str]:
+    """{path under kernels/: text} of every built variant's file and, recursively, the files it includes by
+    a quoted #include; `read(path)` gives a file's text (today's, or a commit's: tools/snapshot.py)."""
+    todo = [registry.raw_entry(v.id)["file"] for v in registry.values() if v.is_built]
+    sources = {}
+    while todo:
+        path = todo.pop()
+        if path in sources:
+            continue
+        sources[path] = read(path)
+        base = posixpath.dirname(path)
+        todo += [posixpath.normpath(posixpath.join(base, name)) for name in _INCLUDE.findall(sources[path])]
+    return dict(sorted(sources.items()))
+
+
+def write_kernels(folder: Path, sources: dict[str, str]) -> None:
+    """The study's kernels/ folder: exactly these files (an earlier copy's others removed)."""
+    root = Path(folder) / KERNELS
+    if root.exists():
+        shutil.rmtree(root)
+    for path, text in sources.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+
+
+def read_kernel(folder: Path, path: str) -> str | None:
+    """A file of the study's kernels/ (a path under kernels/), or None where the study kept none."""
+    file = Path(folder) / KERNELS / path
+    return file.read_text() if file.is_file() else None
 
 
 def write(folder: Path, registry: Registry, settings: Settings, note: str = "") -> None:
@@ -37,6 +75,7 @@ def write(folder: Path, registry: Registry, settings: Settings, note: str = "") 
     (folder / CONFIG_FILE).write_text(
         f"{head}# config_hash: {settings.hash}\n# The validated settings this study was measured with.\n"
         + yaml.safe_dump(settings.as_config(), sort_keys=False))
+    write_kernels(folder, kernel_sources(measured, lambda path: (KERNELS_DIR / path).read_text()))
 
 
 def read_registry(folder: Path) -> Registry:

@@ -1,6 +1,7 @@
-"""Give a study measured before snapshots existed its own registry.yaml and config.yaml.
+"""Give a study measured before snapshots existed its own registry.yaml and config.yaml (or kernels/).
 
     python -m matmulstudy.tools.snapshot reports/h100 [reports/h100/repeat ...]
+    python -m matmulstudy.tools.snapshot --kernels reports/h100    # its kernels' sources, for the step pages
 
 from the registry and config of the commit their rows name (git show), with
 the roles, chapters and size caps the registry has given those variants
@@ -20,7 +21,8 @@ import yaml
 from ..errors import StudyError
 from ..study.registry import Registry, load_registry
 from ..study.settings import read_schema, validate
-from ..study.snapshot import CONFIG_FILE, REGISTRY_FILE, read_config, write
+from ..study.snapshot import (CONFIG_FILE, REGISTRY_FILE, kernel_sources, read_config, read_registry, write,
+                              write_kernels)
 
 _ROLE_KEYS = ("role", "chapter", "max_size")
 
@@ -75,14 +77,30 @@ def migrate(folder: Path, label: str | None = None, results: Path | None = None)
     write(folder, registry, settings, note=f"written by `python -m matmulstudy.tools.snapshot` from commit {commit}")
 
 
+def migrate_kernels(folder: Path) -> None:
+    """Give a study with its registry.yaml its kernels/: the sources at the commit its rows name."""
+    folder = Path(folder)
+    commits = pd.read_csv(folder / "results.csv", usecols=["git_commit"])["git_commit"].dropna().unique()
+    if len(commits) != 1:
+        raise StudyError(f"{folder}: its rows name {len(commits)} commits; a study comes from one")
+    sources = kernel_sources(read_registry(folder), lambda path: _git_show(commits[0], f"kernels/{path}"))
+    write_kernels(folder, sources)
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("folders", type=Path, nargs="+", help="study folders (reports/h100, reports/h100/repeat)")
     p.add_argument("--label", help="the label, if not the folder's name (a repeat: h100-repeat)")
     p.add_argument("--results", type=Path, help="the results.csv naming the commit, if not the folder's own")
+    p.add_argument("--kernels", action="store_true",
+                   help="only the kernels/ folder, from the commit the study's rows name (it has its registry.yaml)")
     args = p.parse_args(argv)
     try:
         for folder in args.folders:
+            if args.kernels:
+                migrate_kernels(folder)
+                print(f"{folder}: kernels/ written")
+                continue
             migrate(folder, args.label, args.results)
             print(f"{folder}: {REGISTRY_FILE} and {CONFIG_FILE} written")
     except StudyError as err:

@@ -1,0 +1,331 @@
+"""A page per step (reports/<label>/steps/NN_<id>.md), for reading the study as a course, in order.
+
+Each page is drawn from the study's own registry, tables and kernels/ (the
+sources it was measured with: study/snapshot.py), like the rest of the
+study's pages, so it re-renders byte for byte. It shows:
+
+- where the step stands: the pages before and after it, and the study;
+- what it changes and why, in its file's own words (the header comment);
+- its effect at the progression's size: GFLOP/s, the speedup over the step
+  before, the fraction of its precision's reference, and the counters its
+  registry entry names (`shows`), before and after; then every shape;
+- the code that changed: the defines that differ from the step before, the
+  parts of the shared headers that test them (#if blocks), the headers it
+  includes that the step before did not, and the diff of its file against
+  the step before's;
+- its source.
+
+The step before is the one before it in its chapter, or, for a chapter's
+first step, the last one of the chapter before of its precision (step 9
+continues from step 8); the first step of a precision has none, and its page
+shows its whole file.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+import pandas as pd
+
+from .. import precisions
+from ..study.counters import COUNTERS
+from ..study.snapshot import read_kernel
+from . import explain
+from .committed import Study
+
+FOLDER = "steps"
+_INCLUDE = re.compile(r'^\s*#include\s+"([^"]+)"', re.M)
+
+
+def page_name(variant) -> str:
+    """The page's file name: its file's number and its id (NN_<id>.md: steps 8a and 8b share a file)."""
+    number = variant.file.stem.split("_")[0] if variant.file is not None else ""
+    return f"{number}_{variant.id}.md" if number else f"{variant.id}.md"
+
+
+def in_order(study: Study) -> list:
+    """The steps the study timed, chapter by chapter (the progression's order)."""
+    chapters = list(study.registry.chapters)
+    timed = [v for v in study.registry.steps() if (study.summary["variant"] == v.id).any()]
+    return sorted(timed, key=lambda v: chapters.index(v.chapter))
+
+
+def header_comment(source: str) -> list[str]:
+    """The comment that opens a kernel file, as Markdown: paragraphs joined, `- ` items kept as a list, lines
+    indented by four or more spaces kept as they are (in a text block)."""
+    lines = []
+    for line in source.splitlines():
+        if not line.startswith("//"):
+            break
+        lines.append(line[2:].removeprefix(" "))
+    out, block = [], []
+
+    def close_block():
+        if block:
+            out.extend(["```text", *block, "```"])
+            block.clear()
+
+    for line in lines:
+        if line.startswith("    "):
+            block.append(line)
+            continue
+        close_block()
+        if not line.strip():
+            out.append("")
+        elif line.startswith("- ") or not out or not out[-1]:
+            out.append(line)
+        elif out[-1].startswith("- ") and not line.startswith("  "):
+            out += ["", line]   # the list is over: a paragraph of its own
+        else:
+            out[-1] += " " + line.strip()
+    close_block()
+    return out
+
+
+def _code(source: str) -> list[str]:
+    """A kernel file's lines past its opening comment."""
+    lines = source.splitlines()
+    start = next((i for i, line in enumerate(lines) if not line.startswith("//")), len(lines))
+    return lines[start:]
+
+
+def step_before(study: Study, variant):
+    """The step whose code this one changes (module docstring), or None."""
+    steps = study.registry.steps(precision=variant.precision)
+    i = [v.id for v in steps].index(variant.id)
+    return steps[i - 1] if i > 0 else None
+
+
+def _included(study: Study, path: str) -> list[str]:
+    """The files a kernel file includes (paths under kernels/), as the study kept them."""
+    text = read_kernel(study.folder, path) or ""
+    base = path.rsplit("/", 1)[0] if "/" in path else ""
+    out = []
+    for name in _INCLUDE.findall(text):
+        parts = (base + "/" + name).split("/") if base else name.split("/")
+        stack = []
+        for part in parts:
+            if part == "..":
+                stack.pop()
+            elif part not in ("", "."):
+                stack.append(part)
+        out.append("/".join(stack))
+    return out
+
+
+def _file(study: Study, variant) -> str | None:
+    entry = study.registry.raw_entry(variant.id)
+    return entry.get("file")
+
+
+def selected_blocks(header: str, names: set[str]) -> list[list[str]]:
+    """The #if ... #endif blocks of a header whose condition names one of these defines, whole (nested blocks
+    inside them included), each as its lines."""
+    lines = header.splitlines()
+    return [lines[lo:hi + 1] for lo, hi in _block_spans(header, names)]
+
+
+def excerpt(source: str, names: set[str]) -> list[list[str]]:
+    """What a file says about these names: its #if blocks that test them and the places its code names them
+    (_mention_spans), overlapping parts merged, in the file's order."""
+    lines, spans = source.splitlines(), []
+    for lo, hi in sorted(_block_spans(source, names) + _mention_spans(source, names)):
+        if spans and lo <= spans[-1][1] + 1:
+            spans[-1][1] = max(spans[-1][1], hi)
+        else:
+            spans.append([lo, hi])
+    return [lines[lo:hi + 1] for lo, hi in spans]
+
+
+def _block_spans(header: str, names: set[str]) -> list[tuple[int, int]]:
+    lines, blocks, i = header.splitlines(), [], 0
+    while i < len(lines):
+        m = re.match(r"\s*#\s*if(?:def|ndef)?\b(.*)", lines[i])
+        if m and set(re.findall(r"[A-Za-z_]\w*", m.group(1))) & names:
+            depth, j = 0, i
+            while j < len(lines):
+                if re.match(r"\s*#\s*if", lines[j]):
+                    depth += 1
+                elif re.match(r"\s*#\s*endif", lines[j]):
+                    depth -= 1
+                    if depth == 0:
+                        break
+                j += 1
+            blocks.append((i, j))
+            i = j + 1
+        else:
+            i += 1
+    return blocks
+
+
+def _mention_spans(header: str, names: set[str], context: int = 3, most: int = 3) -> list[tuple[int, int]]:
+    """Up to `most` places of a file's code (not its preprocessor lines, comments or strings) that name one of
+    these, with `context` lines around each."""
+    lines = header.splitlines()
+    def named(line):   # its code, not its comments or strings
+        code = re.sub(r'"[^"]*"', "", line.split("//")[0])
+        return set(re.findall(r"[A-Za-z_]\w*", code)) & names
+    hits = [i for i, line in enumerate(lines) if not re.match(r"\s*#\s*(if|elif|error|endif)", line)
+            and named(line)][:most]
+    return [(max(i - context, 0), min(i + context, len(lines) - 1)) for i in hits]
+
+
+def _switches(diff: list[str]) -> set[str]:
+    """What the added lines of a diff choose by name from a header: the values of enums (Order::name) and
+    template arguments they pass."""
+    added = "\n".join(line[1:] for line in diff if line.startswith("+") and not line.startswith("+++"))
+    return set(re.findall(r"\b[A-Z]\w*::(\w+)", added))
+
+
+def code_section(study: Study, variant, before) -> list[str]:
+    """The code that changed from the step before: defines, the header blocks they select, new headers, the
+    diff of the file (or the whole file, for a step with no step before)."""
+    path = _file(study, variant)
+    text = read_kernel(study.folder, path) if path else None
+    lines = ["## The code that changed", ""]
+    if text is None:
+        return lines + ["This study kept no copy of the step's source (studies before kernels/ was kept: "
+                        "`python -m matmulstudy.tools.snapshot --kernels` gives it one from its commit).", ""]
+    link = f"[`{path}`](../kernels/{path})"
+    if before is None:
+        return lines + [f"The first step of its precision: its whole file, {link}.", "", "```cuda",
+                        text.rstrip("\n"), "```", ""]
+    old_path = _file(study, before)
+    old = read_kernel(study.folder, old_path) or ""
+    changed = {k: (before.defines.get(k), v) for k, v in variant.defines.items() if before.defines.get(k) != v}
+    changed |= {k: (v, None) for k, v in before.defines.items() if k not in variant.defines}
+    if changed:
+        lines += [f"Defines (from the registry) that differ from step **{before.title}**: "
+                  + ", ".join(f"`{k}` {'(none)' if a is None else a} -> {'(none)' if b is None else b}"
+                              for k, (a, b) in changed.items()) + ".", ""]
+    headers = _included(study, path)
+    new = [h for h in headers if h not in _included(study, old_path)]
+    if new:
+        lines += ["Files it includes that the step before did not: "
+                  + ", ".join(f"[`{h}`](../kernels/{h})" for h in new) + ".", ""]
+    diff = list(difflib.unified_diff(_code(old), _code(text), f"a/{old_path}", f"b/{path}", lineterm="", n=3))
+    names = set(changed) | _switches(diff)
+    for header in sorted(set(headers) - set(new)) if names else []:
+        source = read_kernel(study.folder, header) or ""
+        blocks = excerpt(source, names)
+        if blocks:
+            lines += [f"Where [`{header}`](../kernels/{header}) switches on "
+                      + ", ".join(f"`{n}`" for n in sorted(names)) + ":", "", "```cuda"]
+            lines += [line for block in blocks for line in block + ["..."]][:-1] + ["```", ""]
+    for header in new:   # a header it brings in: what the step's code now calls
+        source = read_kernel(study.folder, header) or ""
+        lines += [f"<details><summary>{header} ({len(source.splitlines())} lines), which it now includes"
+                  "</summary>", "", "```cuda", source.rstrip("\n"), "```", "", "</details>", ""]
+    lines += [f"Its file, {link}, against step **{before.title}**'s, past their header comments (the one "
+              "above):", ""]
+    lines += (["```diff", *diff, "```", ""] if diff else ["The same code.", ""])
+    uses = excerpt(text, set(changed)) if not diff and changed else []
+    if uses:   # one file, other defines (steps 8a and 8b): where the file uses them
+        lines += ["Where its file uses the defines that differ:", "", "```cuda"]
+        lines += [line for block in uses for line in block + ["..."]][:-1] + ["```", ""]
+    return lines
+
+
+def effect_section(study: Study, variant, table: pd.DataFrame, before) -> list[str]:
+    """The step's effect at the progression's size, its named counters, and every shape."""
+    p = precisions.get(variant.precision)
+    reference = study.registry.reference(variant.precision)
+    size = study.size
+    lines = [f"## Its effect at {size}×{size}×{size}", ""]
+    rows = table.set_index("variant") if len(table) else table
+    if variant.id not in rows.index:
+        return lines + ["Not timed at this size in this study (see the study's failures and skipped variants).", ""]
+    row = rows.loc[variant.id]
+    rank = list(table.sort_values("gflops", ascending=False)["variant"]).index(variant.id) + 1
+    summ = study.summary[(study.summary["variant"] == variant.id) & (study.summary["dtype"] == "float32")]
+    at = summ[(summ["M"] == size) & (summ["N"] == size) & (summ["K"] == size)]
+    frac = at["frac_of_cublas"].iloc[0] if len(at) and "frac_of_cublas" in at else None
+    cells = [f"{row['gflops']:,.0f} GFLOP/s (median)"]
+    if before is not None and before.id in rows.index:
+        cells.append(f"×{row['speedup']:.2f} over step **{before.title}** "
+                     f"({rows.loc[before.id, 'gflops']:,.0f})" + (", slower beyond both steps' spread"
+                                                                   if row["slower"] else ""))
+    if frac is not None and pd.notna(frac) and reference is not None:
+        cells.append(f"{frac:.1%} of {reference.title}")
+    cells.append(f"the {'' if rank == 1 else _ordinal(rank) + ' '}fastest of the {len(table)} {p.label} steps here")
+    lines += ["; ".join(cells) + ".", ""]
+    why = [n for n in explain.slower_steps(table, p.unit) if n.startswith(f"**{variant.title}** is slower")]
+    if why:   # the summary's reading of the counters that moved against it
+        lines += ["Why slower, by the counters that moved against it: " + why[0].split(": ", 1)[1], ""]
+    shows = variant.shows
+    if shows and before is not None and before.id in rows.index:
+        lines += ["The counters its registry entry names, the step before and this one:", "",
+                  "| counter | step before | this step | as the entry says |", "| --- | ---: | ---: | --- |"]
+        for col, direction in shows:
+            label, _, fmt, _ = COUNTERS[col]
+            a, b = rows.loc[before.id].get(col), row.get(col)
+            if pd.isna(a) or pd.isna(b):
+                lines.append(f"| {label} | not measured | not measured | |")
+                continue
+            said = b < a if direction == "lower" else b > a
+            lines.append(f"| {label} | {fmt.format(a)} | {fmt.format(b)} | {direction}: "
+                         f"{'yes' if said else '**no**'} |")
+        lines.append("")
+    lines += _shapes(study, variant, before)
+    return lines
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def _shapes(study: Study, variant, before) -> list[str]:
+    """Its fraction of the reference at every shape of the study, beside the step before's."""
+    summ = study.summary[study.summary["dtype"] == "float32"]
+    ids = [v.id for v in (before, variant) if v is not None]
+    summ = summ[summ["variant"].isin(ids) & summ["verified"].astype(bool)]
+    if summ.empty or "frac_of_cublas" not in summ:
+        return []
+    summ = summ.assign(shape=[f"{m}×{n}×{k}" for m, n, k in zip(summ["M"], summ["N"], summ["K"])])
+    table = summ.pivot_table(index="shape", columns="variant", values="frac_of_cublas", sort=False)
+    reference = study.registry.reference(variant.precision)
+    titles = {v.id: v.title for v in (before, variant) if v is not None}
+    lines = [f"Of {reference.title if reference else 'the reference'}, at every shape of the study:", "",
+             "| shape | " + " | ".join(titles[i] for i in ids if i in table) + " |",
+             "| --- |" + " ---: |" * sum(i in table for i in ids)]
+    for shape, r in table.iterrows():
+        lines.append(f"| {shape} | " + " | ".join("" if pd.isna(r[i]) else f"{r[i]:.1%}" for i in ids if i in table)
+                     + " |")
+    return lines + [""]
+
+
+def step_pages(study: Study) -> dict[str, str]:
+    """{file name under steps/: page} for every step the study timed, in the progression's order."""
+    steps = in_order(study)
+    tables = {p.id: explain.progression_table(study.counted, study.hardware, study.registry, study.size,
+                                              precision=p.id, summary=study.summary)
+              for p in precisions.TABLE}
+    pages = {}
+    for i, variant in enumerate(steps):
+        before = step_before(study, variant)
+        previous = steps[i - 1] if i > 0 else None
+        following = steps[i + 1] if i + 1 < len(steps) else None
+        nav = " · ".join(filter(None, [
+            f"previous: [{previous.title}]({page_name(previous)})" if previous else None,
+            "[the study](../README.md)", f"[every step](README.md)",
+            f"next: [{following.title}]({page_name(following)})" if following else None]))
+        chapter = study.registry.chapters[variant.chapter]
+        lines = [f"# {variant.title}", "", nav, "",
+                 f"Chapter: {chapter.title} ({precisions.get(variant.precision).label}), on "
+                 f"{study.gpu['gpu_name']}. Source: {variant.source}.", "",
+                 "## What it changes, and why", "", "(Its file's header, as the study ran it.)", ""]
+        path = _file(study, variant)
+        text = read_kernel(study.folder, path) if path else None
+        lines += header_comment(text) if text else ["This study kept no copy of the step's source."]
+        lines += [""] + effect_section(study, variant, tables[variant.precision], before)
+        lines += code_section(study, variant, before)
+        lines += [nav, ""]
+        pages[page_name(variant)] = "\n".join(lines)
+    pages["README.md"] = "\n".join(
+        [f"# The steps of the study on {study.gpu['gpu_name']}, a page each", "",
+         "In the progression's order; each page shows what its step changes, its effect, and the code that "
+         "changed from the step before. [The study](../README.md).", ""]
+        + [f"{i}. [{v.title}]({page_name(v)}) ({study.registry.chapters[v.chapter].title})"
+           for i, v in enumerate(steps, 1)] + [""])
+    return pages

@@ -1,0 +1,46 @@
+// Step 23: the same kernel as step 22, its tiles handed out in groups of
+// rows. Nothing in a block changes; which tile each block computes does.
+//
+// Source: rasterising the grid for L2 locality, as CUTLASS's threadblock
+// swizzle functors and its SM90 tile scheduler (raster order, swizzle size)
+// do, and as Triton's matrix-multiplication tutorial ("L2 cache
+// optimizations": grouped ordering) explains.
+//
+// What changes: the bytes read from DRAM. The blocks running at one time
+// (132 on an H100, 66 clusters) move down K together, so a K-slice of A or
+// B that one of them brings into L2 is there for the others that need it;
+// every distinct row of A and column of B the running blocks cover is read
+// from DRAM about once per wave. In launch order (steps 19 to 22) a wave is
+// a band of whole tile rows: at 8192, two of them, so 512 rows of A and all
+// 8192 columns of B, 272 MB a wave. Walking down GROUP = 8 tile rows before
+// moving right, a wave is 8 tile rows by about 16 tile columns: 2048 rows of
+// A and 2112 columns of B, 133 MB. At 4096 the saving is smaller (a wave is
+// four tile rows of 32 tiles: 80 MB; grouped, 66 MB).
+//
+// Counter that shows it: DRAM bytes read (ncu), lower. Measured (studies of
+// commit eb2bdcd, ncu at 4096): 348 -> 298 MB on both GPUs (cuBLAS TF32:
+// 294); at 8192 (development run on the H100) 4.69 -> 2.55 GB (cuBLAS TF32:
+// 2.48). The tensor pipe's share stayed (85.2 -> 84.8% on the H100 at 4096).
+// At 8192, where the 700 W cap throttled some of steps 18 to 22 in each
+// study, step 23 had no throttled sample in either GPU's study nor in the
+// H100's repeat: 92.6% of cuBLAS TF32 on the H100, 92.4% on the H200.
+//
+// Ragged sizes: as step 22 (tile_origin() is a permutation of the grid's
+// tiles, a cluster's blocks kept side by side; the last group may have fewer
+// than GROUP rows).
+//
+// Parameters: step 22's, and GROUP (tile rows per group). Needs sm_90a.
+
+#include "../common/tma_pipeline.cuh"   // step 22's kernel; tile_origin() walks GROUP tile rows at a time
+
+#if CLUSTER != 2 || GROUP < 2
+#error "CLUSTER (2) and GROUP (>= 2) come from kernels/registry.yaml as -D defines"
+#endif
+
+extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1)
+gpu_wgmma_grouped(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,
+                  float* __restrict__ C, const __grid_constant__ CUtensorMap map_a,
+                  const __grid_constant__ CUtensorMap map_b, const __grid_constant__ CUtensorMap map_c)
+{
+    multiply_tile<Overlap::next_slice, true>(M, N, K, A, B, C, &map_a, &map_b, &map_c);   // step 22's, grouped
+}
