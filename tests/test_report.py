@@ -301,3 +301,18 @@ def test_a_header_comment_reads_as_markdown():
                                       "After the list.", "```text", "    kept as is", "```"]
     header = "a\n#if LEAN\nx\n#if B\ny\n#endif\n#else\nz\n#endif\n#if OTHER\nq\n#endif\n"
     assert selected_blocks(header, {"LEAN"}) == [["#if LEAN", "x", "#if B", "y", "#endif", "#else", "z", "#endif"]]
+
+
+def test_a_study_keeps_its_kernels_with_what_they_include(tmp_path):
+    """snapshot.write keeps every built variant's file and, recursively, what it includes: step 30 brings step
+    29's file and, through it, the headers of both."""
+    registry = load_registry().subset(["gpu_async_by_shape", "numpy"])
+    sources = snapshot.kernel_sources(registry, lambda path: (ROOT / "kernels" / path).read_text())
+    assert set(sources) == {"beyond/30_gpu_async_by_shape.cu", "beyond/29_gpu_async_stream_k.cu",
+                            "common/async_slices.cuh", "common/stream_k.cuh", "common/pipeline.cuh",
+                            "common/slice.cuh", "common/load_quad.cuh"}
+    snapshot.write_kernels(tmp_path, sources)
+    snapshot.write_kernels(tmp_path, {"x/only.cu": "//\n"})   # a second copy replaces the first
+    assert [p.relative_to(tmp_path / "kernels").as_posix() for p in (tmp_path / "kernels").rglob("*.cu*")] == [
+        "x/only.cu"]
+    assert snapshot.read_kernel(tmp_path, "x/only.cu") == "//\n" and snapshot.read_kernel(tmp_path, "y.cu") is None

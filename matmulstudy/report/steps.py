@@ -30,12 +30,11 @@ import pandas as pd
 
 from .. import precisions
 from ..study.counters import COUNTERS
-from ..study.snapshot import read_kernel
+from ..study.snapshot import includes, read_kernel
 from . import explain
 from .committed import Study
 
 FOLDER = "steps"
-_INCLUDE = re.compile(r'^\s*#include\s+"([^"]+)"', re.M)
 
 
 def page_name(variant) -> str:
@@ -99,19 +98,7 @@ def step_before(study: Study, variant):
 
 def _included(study: Study, path: str) -> list[str]:
     """The files a kernel file includes (paths under kernels/), as the study kept them."""
-    text = read_kernel(study.folder, path) or ""
-    base = path.rsplit("/", 1)[0] if "/" in path else ""
-    out = []
-    for name in _INCLUDE.findall(text):
-        parts = (base + "/" + name).split("/") if base else name.split("/")
-        stack = []
-        for part in parts:
-            if part == "..":
-                stack.pop()
-            elif part not in ("", "."):
-                stack.append(part)
-        out.append("/".join(stack))
-    return out
+    return includes(path, read_kernel(study.folder, path) or "")
 
 
 def _file(study: Study, variant) -> str | None:

@@ -42,9 +42,14 @@ def kernel_sources(registry: Registry, read) -> dict[str, str]:
         if path in sources:
             continue
         sources[path] = read(path)
-        base = posixpath.dirname(path)
-        todo += [posixpath.normpath(posixpath.join(base, name)) for name in _INCLUDE.findall(sources[path])]
+        todo += includes(path, sources[path])
     return dict(sorted(sources.items()))
+
+
+def includes(path: str, text: str) -> list[str]:
+    """The files a kernel file (at `path` under kernels/) includes by a quoted #include, as paths under kernels/."""
+    base = posixpath.dirname(path)
+    return [posixpath.normpath(posixpath.join(base, name)) for name in _INCLUDE.findall(text)]
 
 
 def write_kernels(folder: Path, sources: dict[str, str]) -> None:
