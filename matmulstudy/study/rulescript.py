@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import time
 import traceback
 from contextlib import redirect_stderr, redirect_stdout
 
@@ -15,15 +17,33 @@ def warn(message: str) -> None:
     print(f"error: {message}", file=sys.__stderr__, flush=True)
 
 
+def process_age_s() -> float | None:
+    """Seconds since this process started (Linux's /proc), or None elsewhere."""
+    try:
+        with open("/proc/self/stat") as fh:
+            ticks = int(fh.read().rsplit(")", 1)[1].split()[19])   # field 22: start, in clock ticks after boot
+        with open("/proc/uptime") as fh:
+            return float(fh.read().split()[0]) - ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def run(snakemake, body) -> None:
-    """Call ``body(snakemake, log)`` with its output going to the job's log.
+    """Call ``body(snakemake, log)`` with its output going to the job's log, and end the log with where the
+    job's time went: from the process's start to the rule's work (Python, imports, Snakemake's preamble), and
+    the work.
 
     A StudyError ends the job with its one-line message, in the log and on
     the terminal; anything else is a bug and leaves its traceback in the log.
     """
+    before = process_age_s()
+    start = time.perf_counter()
     with open(snakemake.log[0], "w") as log, redirect_stdout(log), redirect_stderr(log):
         try:
             body(snakemake, log)
+            if before is not None:
+                print(f"job time: {before:.2f} s from the process's start to the rule's work, "
+                      f"{time.perf_counter() - start:.2f} s of work", file=log)
         except StudyError as err:
             warn(str(err))
             raise SystemExit(1) from None
