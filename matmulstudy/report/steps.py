@@ -298,8 +298,9 @@ def step_pages(study: Study) -> dict[str, str]:
             "[the study](../README.md)", f"[every step](README.md)",
             f"next: [{following.title}]({page_name(following)})" if following else None]))
         chapter = study.registry.chapters[variant.chapter]
+        label = precisions.get(variant.precision).label
         lines = [f"# {variant.title}", "", nav, "",
-                 f"Chapter: {chapter.title} ({precisions.get(variant.precision).label}), on "
+                 f"Chapter: {chapter.title}" + ("" if label in chapter.title else f" ({label})") + ", on "
                  f"{study.gpu['gpu_name']}. Source: {variant.source}.", "",
                  "## What it changes, and why", "", "(Its file's header, as the study ran it.)", ""]
         path = _file(study, variant)
