@@ -8,8 +8,8 @@ every other one through PyCUDA; one with `launch_number` (steps 15-17, 29,
 30) gets a new number at every launch (LAUNCHES), with which its kernel marks
 what it leaves in global memory. A variant with `launches` (step 30) launches
 the kernel of its file that its rule chooses for the shape (the tests and
-the sanitizer launch each at every shape: Variant.only). A variant with `align_rows` (step 24) has
-operands whose rows are off 16 bytes copied first, into zero-padded
+the sanitizer launch each at every shape: Variant.only). A variant with
+`align_rows` (step 24) has operands whose rows are off 16 bytes copied first, into zero-padded
 workspace made once per shape (Padding), and its result copied back, all
 in the one launch. The native launcher that compute-sanitizer runs
 (launch.cu) launches the same way, from the same numbers.

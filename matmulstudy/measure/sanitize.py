@@ -62,7 +62,8 @@ def command(tool: str, launcher, cubin, variant: Variant, shape: Shape, exe: str
     extra = [str(variant.dynamic_shared), *boxes] if variant.dynamic_shared or boxes else []
     extra += [f"pad={variant.align_rows}"] * bool(variant.align_rows)
     return [exe or sanitizer_exe(), "--tool", tool, "--print-limit", "20", str(launcher), str(cubin),
-            variant.kernel_for(*shape, sms), *map(str, shape), str(grid[0]), str(grid[1]), str(block[0]), str(block[1]), *extra]
+            variant.kernel_for(*shape, sms), *map(str, shape), str(grid[0]), str(grid[1]), str(block[0]),
+            str(block[1]), *extra]
 
 
 _ERRORS = re.compile(r"ERROR SUMMARY: (\d+) errors?")
@@ -104,8 +105,8 @@ def run(tool: str, launcher, cubin, variant: Variant, shape: Shape, log, exe: st
     counts = parse(text)
     finished = counts["errors"] is not None and status == 0
     clean = finished and counts["errors"] == 0 and counts["warnings"] == 0
-    return {"tool": tool, "variant": variant.id, "kernel": variant.kernel_for(*shape, sms), "shape": shape.tag, "errors": counts["errors"],
-            "warnings": counts["warnings"], "clean": clean,
+    return {"tool": tool, "variant": variant.id, "kernel": variant.kernel_for(*shape, sms), "shape": shape.tag,
+            "errors": counts["errors"], "warnings": counts["warnings"], "clean": clean,
             "status": "ok" if finished else f"did not finish (exit {status})",
             "first_report": first_report(text)}
 

@@ -94,7 +94,8 @@ def slower_steps(table: pd.DataFrame, unit: str = precisions.BASE.unit) -> list[
             if got_worse and abs(now[col] - before[col]) > 0.05 * max(abs(before[col]), 1e-9):
                 moved.append(f"{label} {fmt.format(before[col])} -> {fmt.format(now[col])}")
         why = "; ".join(moved) if moved else "none of the recorded counters moved against it"
-        factor = f"{now['speedup']:.3f}" if abs(now["speedup"] - 1) < 0.005 else f"{now['speedup']:.2f}"   # not ×1.00
+        # within half a percent, three decimals: a step measurably slower is not "×1.00 slower"
+        factor = f"{now['speedup']:.3f}" if abs(now["speedup"] - 1) < 0.005 else f"{now['speedup']:.2f}"
         notes.append(f"**{now['step']}** is slower than **{before['step']}** (×{factor}): {why}.")
     return notes
 

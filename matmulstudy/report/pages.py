@@ -94,8 +94,9 @@ def study_page(study: Study) -> str:
              "Produced by the study's pipeline (`snakemake --cores 1`) on this GPU and re-rendered from the "
              f"tables in this folder; {repo_link(study, 'README.md')} says how.", "",
              f"![the progression at {size}](figures/progression.png)", "",
-             "**The study as a course:** [a page per step](steps/README.md), in order, each with what the step "
-             "changes and why, its effect and counters, and the code that changed from the step before.", "",
+             "**The study as a course:** [a page per step](steps/README.md), in order, each with what the "
+             "step changes and why, its effect and counters, and the code that changed from the step before.",
+             "",
              "## Where and how it was measured", "",
              "| | |", "| --- | --- |",
              f"| GPU | {f['gpu']}, {g.get('sm_count')} SMs, compute capability {f['cc']}, UUID `{f['uuid']}` |",

@@ -183,7 +183,8 @@ def _parse_launches(raw, kernel: str, backend: str, maps, align_rows, where: str
             or "when" in raw[-1] or not all("when" in e for e in raw[:-1])):
         raise StudyError(f"{where}: {shape}")
     names = [e["kernel"] for e in raw]
-    if not all(isinstance(n, str) and re.fullmatch(r"[A-Za-z_]\w*", n) for n in names) or len(set(names)) != len(names):
+    if len(set(names)) != len(names) or not all(isinstance(n, str) and re.fullmatch(r"[A-Za-z_]\w*", n)
+                                                for n in names):
         raise StudyError(f"{where}: launches names each kernel once, by its C name; got {names}")
     if kernel not in names:
         raise StudyError(f"{where}: launches must name its own kernel '{kernel}' (the one its file is named after)")

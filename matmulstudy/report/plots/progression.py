@@ -68,7 +68,7 @@ def progression(study: Study, stem: Path, dtype: str = "float32", precision: str
             slower = slower_beyond_spread(samples[title], samples[previous])
             ratio = medians[title] / medians[previous]
             # within half a percent, two decimals would print ×1.00 for a step measurably slower: three
-            text += (f"\n×{ratio:.3f}" if abs(ratio - 1) < 0.005 else f"\n×{ratio:.2f}") + (" slower" if slower else "")
+            text += (f"\n×{ratio:.3f}" if abs(ratio - 1) < 0.005 else f"\n×{ratio:.2f}") + " slower" * slower
             colour = "red" if slower else "black"
         if any(upper[title] <= value <= upper[title] + 0.15 * top for value, *_ in lines):
             # a line would cross the label above the bar: the label goes inside the bar's top instead
