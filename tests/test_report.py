@@ -268,7 +268,7 @@ def test_every_step_of_a_committed_study_has_its_page_linked_in_order(label):
     if study.cpu_only:
         pytest.skip("a study without a GPU has no steps")
     folder = study.folder / steps.FOLDER
-    order = steps.in_order(study)
+    order = steps.timed_in_order(study)
     assert "[a page per step](steps/README.md)" in (study.folder / "README.md").read_text()
     index = (folder / "README.md").read_text()
     assert [m for m in re.findall(r"\]\(([^)]+\.md)\)", index) if m != "../README.md"] == [

@@ -43,11 +43,15 @@ def page_name(variant) -> str:
     return f"{number}_{variant.id}.md" if number else f"{variant.id}.md"
 
 
-def in_order(study: Study) -> list:
-    """The steps the study timed, chapter by chapter (the progression's order)."""
+def in_order(study: Study, precision: str | None = None) -> list:
+    """The study's steps (of one precision), chapter by chapter: the progression's order."""
     chapters = list(study.registry.chapters)
-    timed = [v for v in study.registry.steps() if (study.summary["variant"] == v.id).any()]
-    return sorted(timed, key=lambda v: chapters.index(v.chapter))
+    return sorted(study.registry.steps(precision=precision), key=lambda v: chapters.index(v.chapter))
+
+
+def timed_in_order(study: Study) -> list:
+    """The steps the study timed, in the progression's order: the pages it has."""
+    return [v for v in in_order(study) if (study.summary["variant"] == v.id).any()]
 
 
 def header_comment(source: str) -> list[str]:
@@ -91,7 +95,7 @@ def _code(source: str) -> list[str]:
 
 def step_before(study: Study, variant):
     """The step whose code this one changes (module docstring), or None."""
-    steps = study.registry.steps(precision=variant.precision)
+    steps = in_order(study, variant.precision)
     i = [v.id for v in steps].index(variant.id)
     return steps[i - 1] if i > 0 else None
 
@@ -284,7 +288,7 @@ def _shapes(study: Study, variant, before) -> list[str]:
 
 def step_pages(study: Study) -> dict[str, str]:
     """{file name under steps/: page} for every step the study timed, in the progression's order."""
-    steps = in_order(study)
+    steps = timed_in_order(study)
     tables = {p.id: explain.progression_table(study.counted, study.hardware, study.registry, study.size,
                                               precision=p.id, summary=study.summary)
               for p in precisions.TABLE}
