@@ -316,3 +316,13 @@ def test_a_study_keeps_its_kernels_with_what_they_include(tmp_path):
     assert [p.relative_to(tmp_path / "kernels").as_posix() for p in (tmp_path / "kernels").rglob("*.cu*")] == [
         "x/only.cu"]
     assert snapshot.read_kernel(tmp_path, "x/only.cu") == "//\n" and snapshot.read_kernel(tmp_path, "y.cu") is None
+
+
+def test_where_public_kernels_go_wrong_gets_a_section_of_its_own():
+    """Step 12's header names the double-buffering bug of a public kernel (an odd number of slices) and its
+    source; the step page lifts that paragraph out of the header into a section of its own."""
+    from matmulstudy.report.steps import header_comment, split_pitfalls
+    header, pitfalls = split_pitfalls(header_comment((ROOT / "kernels/beyond/12_gpu_double_buffer.cu").read_text()))
+    assert len(pitfalls) == 1 and "LeetCUDA/pull/514" in pitfalls[0] and "(K = 1, 65, 129)" in pitfalls[0]
+    assert not any(line.startswith("Where public kernels") for line in header)
+    assert "" in header and all(a or b for a, b in zip(header, header[1:]))   # no two blank lines in a row

@@ -9,6 +9,8 @@ study's pages, so it re-renders byte for byte. It shows:
 - its effect at the progression's size: GFLOP/s, the speedup over the step
   before, the fraction of its precision's reference, and the counters its
   registry entry names (`shows`), before and after; then every shape;
+- where public kernels go wrong at this step, where its header says (a
+  paragraph that starts "Where public kernels go wrong:", with its source);
 - the code that changed: the defines that differ from the step before, the
   parts of the shared headers that test them (#if blocks), the headers it
   includes that the step before did not, and the diff of its file against
@@ -84,6 +86,16 @@ def header_comment(source: str) -> list[str]:
             out[-1] += " " + line.strip()
     close_block()
     return out
+
+
+PITFALL = "Where public kernels go wrong:"   # a header's paragraph that gets a section of its own
+
+
+def split_pitfalls(header: list[str]) -> tuple[list[str], list[str]]:
+    """A header (header_comment's lines) without, and its paragraphs on, where public kernels go wrong."""
+    pitfalls = [line for line in header if line.startswith(PITFALL)]
+    rest = [line for line in header if not line.startswith(PITFALL)]
+    return [line for i, line in enumerate(rest) if line or i == 0 or rest[i - 1]], pitfalls
 
 
 def _code(source: str) -> list[str]:
@@ -309,8 +321,12 @@ def step_pages(study: Study) -> dict[str, str]:
                  "## What it changes, and why", "", "(Its file's header, as the study ran it.)", ""]
         path = _file(study, variant)
         text = read_kernel(study.folder, path) if path else None
-        lines += header_comment(text) if text else ["This study kept no copy of the step's source."]
+        header, pitfalls = split_pitfalls(header_comment(text) if text else [])
+        lines += header or ["This study kept no copy of the step's source."]
         lines += [""] + effect_section(study, variant, tables[variant.precision], before)
+        if pitfalls:
+            said = [p.removeprefix(PITFALL).strip() for p in pitfalls]
+            lines += ["## Where public kernels go wrong", ""] + [p[:1].upper() + p[1:] for p in said] + [""]
         lines += code_section(study, variant, before)
         lines += [nav, ""]
         pages[page_name(variant)] = "\n".join(lines)
