@@ -418,3 +418,25 @@ def test_the_energy_phase_runs_at_the_reference_size_and_the_largest(default_con
     gpu = {v.id for v in run.variants if v.is_gpu and "float32" in v.dtypes}
     assert all({vid for vid, _ in p["variants"]} == gpu for p in problems if p["dtype"] == "float32")
     assert run.headline_problems("h100") == [p for p in problems if p["dtype"] == "float32"]
+
+
+def test_a_jobs_log_ends_with_its_time_and_a_profile_where_asked(tmp_path, monkeypatch):
+    """rulescript.run: the job's log ends with where its time went; with MATMULSTUDY_PROFILE set, its work's
+    statistics go beside the log and the log lists its longest calls (a development aid for the study's time)."""
+    from types import SimpleNamespace
+    from matmulstudy.study import rulescript
+
+    def work(snakemake, log):
+        print("working", file=log)
+        sum(range(10000))
+
+    job = SimpleNamespace(log=[str(tmp_path / "job.log")])
+    rulescript.run(job, work)
+    text = (tmp_path / "job.log").read_text()
+    assert text.startswith("working\n") and "job time: " in text and "s of work" in text.splitlines()[-1]
+    assert not (tmp_path / "job.log.prof").exists()
+    monkeypatch.setenv(rulescript.PROFILE, "1")
+    rulescript.run(job, work)
+    text = (tmp_path / "job.log").read_text()
+    assert (tmp_path / "job.log.prof").stat().st_size > 0 and "the longest calls, cumulatively" in text
+    assert "work" in text.split("the longest calls")[1]

@@ -28,10 +28,14 @@ def process_age_s() -> float | None:
         return None
 
 
+PROFILE = "MATMULSTUDY_PROFILE"   # set (to anything): each job's work is profiled (development, not the study)
+
+
 def run(snakemake, body) -> None:
     """Call ``body(snakemake, log)`` with its output going to the job's log, and end the log with where the
     job's time went: from the process's start to the rule's work (Python, imports, Snakemake's preamble), and
-    the work.
+    the work. With MATMULSTUDY_PROFILE in the environment the work runs under cProfile: its statistics go
+    beside the log (<log>.prof) and the log ends with the calls that took longest, cumulatively.
 
     A StudyError ends the job with its one-line message, in the log and on
     the terminal; anything else is a bug and leaves its traceback in the log.
@@ -40,7 +44,10 @@ def run(snakemake, body) -> None:
     start = time.perf_counter()
     with open(snakemake.log[0], "w") as log, redirect_stdout(log), redirect_stderr(log):
         try:
-            body(snakemake, log)
+            if os.environ.get(PROFILE):
+                _profiled(body, snakemake, log)
+            else:
+                body(snakemake, log)
             if before is not None:
                 print(f"job time: {before:.2f} s from the process's start to the rule's work, "
                       f"{time.perf_counter() - start:.2f} s of work", file=log)
@@ -50,3 +57,17 @@ def run(snakemake, body) -> None:
         except Exception:
             traceback.print_exc()
             raise
+
+
+def _profiled(body, snakemake, log) -> None:
+    """body(snakemake, log) under cProfile; the statistics in <log>.prof, the 25 longest calls in the log."""
+    import cProfile
+    import pstats
+
+    profile = cProfile.Profile()
+    try:
+        profile.runcall(body, snakemake, log)
+    finally:
+        profile.dump_stats(f"{snakemake.log[0]}.prof")
+        print(f"--- {PROFILE}: the longest calls, cumulatively ({snakemake.log[0]}.prof has them all)", file=log)
+        pstats.Stats(profile, stream=log).sort_stats("cumulative").print_stats(25)
