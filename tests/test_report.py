@@ -326,3 +326,13 @@ def test_where_public_kernels_go_wrong_gets_a_section_of_its_own():
     assert len(pitfalls) == 1 and "LeetCUDA/pull/514" in pitfalls[0] and "(K = 1, 65, 129)" in pitfalls[0]
     assert not any(line.startswith("Where public kernels") for line in header)
     assert "" in header and all(a or b for a, b in zip(header, header[1:]))   # no two blank lines in a row
+
+
+def test_every_link_of_the_readme_lands_on_a_file():
+    """The README links the kernels, the step pages of the H100 study, the notes and the reports: each relative
+    link names a file or folder of the repository (a step page renamed, or a study re-run without one, shows)."""
+    text = (ROOT / "README.md").read_text()
+    links = [link.split("#")[0] for link in re.findall(r"\]\(([^)\s]+)\)", text)
+             if not link.startswith(("http://", "https://", "#", "mailto:"))]
+    assert len([link for link in links if "/steps/" in link]) >= 30
+    assert [link for link in links if not (ROOT / link).exists()] == []
