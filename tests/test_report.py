@@ -294,13 +294,13 @@ def test_every_step_of_a_committed_study_has_its_page_linked_in_order(label):
 
 
 def test_a_header_comment_reads_as_markdown():
-    from matmulstudy.report.steps import header_comment, selected_blocks
+    from matmulstudy.report.steps import excerpt, header_comment
     source = ("// Step 9: a title\n//\n// What changes: one\n// two.\n// - an item\n//   continued\n"
               "// After the list.\n//     kept as is\n#include \"x.cuh\"\n// not the header\n")
     assert header_comment(source) == ["Step 9: a title", "", "What changes: one two.", "- an item continued", "",
                                       "After the list.", "```text", "    kept as is", "```"]
     header = "a\n#if LEAN\nx\n#if B\ny\n#endif\n#else\nz\n#endif\n#if OTHER\nq\n#endif\n"
-    assert selected_blocks(header, {"LEAN"}) == [["#if LEAN", "x", "#if B", "y", "#endif", "#else", "z", "#endif"]]
+    assert excerpt(header, {"LEAN"}) == [["#if LEAN", "x", "#if B", "y", "#endif", "#else", "z", "#endif"]]
 
 
 def test_a_study_keeps_its_kernels_with_what_they_include(tmp_path):

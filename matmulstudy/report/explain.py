@@ -104,6 +104,11 @@ def _value(table: pd.DataFrame, i: int, col: str):
     return table.iloc[i][col] if col in table and not pd.isna(table.iloc[i][col]) else None
 
 
+def as_said(before, now, direction: str) -> bool:
+    """Whether a counter moved from `before` to `now` the way a step's entry says (`shows`: lower or higher)."""
+    return now < before if direction == "lower" else now > before
+
+
 def shown_changes(table: pd.DataFrame) -> list[str]:
     """A sentence per step whose entry names the counters that show its change: each counter before (the
     step before) and after, and whether it moved the way the entry says."""
@@ -119,9 +124,8 @@ def shown_changes(table: pd.DataFrame) -> list[str]:
             if before is None or now is None:
                 parts.append(f"{label}: not measured" + (" (ncu off)" if "(ncu)" in label else ""))
                 continue
-            as_said = now < before if direction == "lower" else now > before
             parts.append(f"{label} {fmt.format(before)} -> {fmt.format(now)}"
-                         + ("" if as_said else f" (**not {direction}**)"))
+                         + ("" if as_said(before, now, direction) else f" (**not {direction}**)"))
         row = table.iloc[i]
         notes.append(f"**{row['step']}** ({row['source']}; ×{row['speedup']:.2f} over "
                      f"{table.iloc[i - 1]['step']}): " + "; ".join(parts) + ".")

@@ -122,13 +122,6 @@ def _file(study: Study, variant) -> str | None:
     return entry.get("file")
 
 
-def selected_blocks(header: str, names: set[str]) -> list[list[str]]:
-    """The #if ... #endif blocks of a header whose condition names one of these defines, whole (nested blocks
-    inside them included), each as its lines."""
-    lines = header.splitlines()
-    return [lines[lo:hi + 1] for lo, hi in _block_spans(header, names)]
-
-
 def excerpt(source: str, names: set[str]) -> list[list[str]]:
     """What a file says about these names: its #if blocks that test them and the places its code names them
     (_mention_spans), overlapping parts merged, in the file's order."""
@@ -142,6 +135,8 @@ def excerpt(source: str, names: set[str]) -> list[list[str]]:
 
 
 def _block_spans(header: str, names: set[str]) -> list[tuple[int, int]]:
+    """The #if ... #endif blocks of a header whose condition names one of these defines, whole (nested blocks
+    inside them included), as (first, last) line indexes."""
     lines, blocks, i = header.splitlines(), [], 0
     while i < len(lines):
         m = re.match(r"\s*#\s*if(?:def|ndef)?\b(.*)", lines[i])
@@ -181,6 +176,11 @@ def _switches(diff: list[str]) -> set[str]:
     return set(re.findall(r"\b[A-Z]\w*::(\w+)", added))
 
 
+def _fenced(blocks: list[list[str]]) -> list[str]:
+    """Excerpts of a file as one CUDA code block, `...` between them."""
+    return ["```cuda"] + [line for block in blocks for line in block + ["..."]][:-1] + ["```", ""]
+
+
 def code_section(study: Study, variant, before) -> list[str]:
     """The code that changed from the step before: defines, the header blocks they select, new headers, the
     diff of the file (or the whole file, for a step with no step before)."""
@@ -214,8 +214,7 @@ def code_section(study: Study, variant, before) -> list[str]:
         blocks = excerpt(source, names)
         if blocks:
             lines += [f"Where [`{header}`](../kernels/{header}) switches on "
-                      + ", ".join(f"`{n}`" for n in sorted(names)) + ":", "", "```cuda"]
-            lines += [line for block in blocks for line in block + ["..."]][:-1] + ["```", ""]
+                      + ", ".join(f"`{n}`" for n in sorted(names)) + ":", ""] + _fenced(blocks)
     for header in new:   # a header it brings in: what the step's code now calls
         source = read_kernel(study.folder, header) or ""
         lines += [f"<details><summary>{header} ({len(source.splitlines())} lines), which it now includes"
@@ -225,13 +224,13 @@ def code_section(study: Study, variant, before) -> list[str]:
     lines += (["```diff", *diff, "```", ""] if diff else ["The same code.", ""])
     uses = excerpt(text, set(changed)) if not diff and changed else []
     if uses:   # one file, other defines (steps 8a and 8b): where the file uses them
-        lines += ["Where its file uses the defines that differ:", "", "```cuda"]
-        lines += [line for block in uses for line in block + ["..."]][:-1] + ["```", ""]
+        lines += ["Where its file uses the defines that differ:", ""] + _fenced(uses)
     return lines
 
 
-def effect_section(study: Study, variant, table: pd.DataFrame, before) -> list[str]:
-    """The step's effect at the progression's size, its named counters, and every shape."""
+def effect_section(study: Study, variant, table: pd.DataFrame, slower: list[str], before) -> list[str]:
+    """The step's effect at the progression's size (`table`: its precision's progression_table, `slower`: its
+    slower_steps), its named counters, and every shape."""
     p = precisions.get(variant.precision)
     reference = study.registry.reference(variant.precision)
     size = study.size
@@ -253,7 +252,7 @@ def effect_section(study: Study, variant, table: pd.DataFrame, before) -> list[s
         cells.append(f"{frac:.1%} of {reference.title}")
     cells.append(f"the {'' if rank == 1 else _ordinal(rank) + ' '}fastest of the {len(table)} {p.label} steps here")
     lines += ["; ".join(cells) + ".", ""]
-    why = [n for n in explain.slower_steps(table, p.unit) if n.startswith(f"**{variant.title}** is slower")]
+    why = [n for n in slower if n.startswith(f"**{variant.title}** is slower")]
     if why:   # the summary's reading of the counters that moved against it
         lines += ["Why slower, by the counters that moved against it: " + why[0].split(": ", 1)[1], ""]
     shows = variant.shows
@@ -266,9 +265,8 @@ def effect_section(study: Study, variant, table: pd.DataFrame, before) -> list[s
             if pd.isna(a) or pd.isna(b):
                 lines.append(f"| {label} | not measured | not measured | |")
                 continue
-            said = b < a if direction == "lower" else b > a
             lines.append(f"| {label} | {fmt.format(a)} | {fmt.format(b)} | {direction}: "
-                         f"{'yes' if said else '**no**'} |")
+                         f"{'yes' if explain.as_said(a, b, direction) else '**no**'} |")
         lines.append("")
     lines += _shapes(study, variant, before)
     return lines
@@ -304,6 +302,7 @@ def step_pages(study: Study) -> dict[str, str]:
     tables = {p.id: explain.progression_table(study.counted, study.hardware, study.registry, study.size,
                                               precision=p.id, summary=study.summary)
               for p in precisions.TABLE}
+    slower = {p.id: explain.slower_steps(tables[p.id], p.unit) for p in precisions.TABLE}
     pages = {}
     for i, variant in enumerate(steps):
         before = step_before(study, variant)
@@ -311,7 +310,7 @@ def step_pages(study: Study) -> dict[str, str]:
         following = steps[i + 1] if i + 1 < len(steps) else None
         nav = " · ".join(filter(None, [
             f"previous: [{previous.title}]({page_name(previous)})" if previous else None,
-            "[the study](../README.md)", f"[every step](README.md)",
+            "[the study](../README.md)", "[every step](README.md)",
             f"next: [{following.title}]({page_name(following)})" if following else None]))
         chapter = study.registry.chapters[variant.chapter]
         label = precisions.get(variant.precision).label
@@ -323,7 +322,7 @@ def step_pages(study: Study) -> dict[str, str]:
         text = read_kernel(study.folder, path) if path else None
         header, pitfalls = split_pitfalls(header_comment(text) if text else [])
         lines += header or ["This study kept no copy of the step's source."]
-        lines += [""] + effect_section(study, variant, tables[variant.precision], before)
+        lines += [""] + effect_section(study, variant, tables[variant.precision], slower[variant.precision], before)
         if pitfalls:
             said = [p.removeprefix(PITFALL).strip() for p in pitfalls]
             lines += ["## Where public kernels go wrong", ""] + [p[:1].upper() + p[1:] for p in said] + [""]

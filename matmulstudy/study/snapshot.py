@@ -4,10 +4,11 @@ collect writes them into reports/<label>/: the registry entries of the
 variants the study measured, as they were (with the chapters), the
 validated settings, and the source of every built variant with the files
 it includes (kernels/, as under the repository's kernels/: the step pages
-show the code that changed from them). Everything that reads a committed study (the figures,
-the pages, the comparison across GPUs, the checks of committed results)
-reads these, never the live kernels/registry.yaml or config/config.yaml, so
-a step added to the registry later changes no committed study.
+show the code that changed from them). Everything that reads a committed
+study (the figures, the pages, the comparison across GPUs, the checks of
+committed results) reads these, never the live kernels/registry.yaml or
+config/config.yaml, so a step added to the registry later changes no
+committed study.
 
 Studies measured before snapshots existed are given theirs by
 tools/snapshot.py.
@@ -68,8 +69,9 @@ def read_kernel(folder: Path, path: str) -> str | None:
     return file.read_text() if file.is_file() else None
 
 
-def write(folder: Path, registry: Registry, settings: Settings, note: str = "") -> None:
-    """registry.yaml (the measured variants' entries, as they were) and config.yaml (the settings)."""
+def write(folder: Path, registry: Registry, settings: Settings, note: str = "", read=None) -> None:
+    """registry.yaml (the measured variants' entries, as they were), config.yaml (the settings) and kernels/
+    (their sources: `read(path)` gives a file's text, today's under kernels/ unless given)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     measured = registry.subset(settings.variants)
@@ -80,7 +82,7 @@ def write(folder: Path, registry: Registry, settings: Settings, note: str = "") 
     (folder / CONFIG_FILE).write_text(
         f"{head}# config_hash: {settings.hash}\n# The validated settings this study was measured with.\n"
         + yaml.safe_dump(settings.as_config(), sort_keys=False))
-    write_kernels(folder, kernel_sources(measured, lambda path: (KERNELS_DIR / path).read_text()))
+    write_kernels(folder, kernel_sources(measured, read or (lambda path: (KERNELS_DIR / path).read_text())))
 
 
 def read_registry(folder: Path) -> Registry:

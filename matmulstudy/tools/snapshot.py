@@ -43,10 +43,7 @@ def migrate(folder: Path, label: str | None = None, results: Path | None = None)
     """
     folder = Path(folder)
     rows = pd.read_csv(results or folder / "results.csv", usecols=["variant", "git_commit", "compiler_flags"])
-    commits = rows["git_commit"].dropna().unique()
-    if len(commits) != 1:
-        raise StudyError(f"{folder}: its rows name {len(commits)} commits; a study comes from one")
-    commit = commits[0]
+    commit = _commit_of(folder, rows)
     live = load_registry()
     old = yaml.safe_load(_git_show(commit, "kernels/registry.yaml"))
     measured = list(dict.fromkeys(rows["variant"]))
@@ -74,17 +71,28 @@ def migrate(folder: Path, label: str | None = None, results: Path | None = None)
                                 "throttle_recovery_s": 0, "max_retakes": 0, "energy_window_s": 0, "headline_rounds": 0,
                                 "headline_window_s": 0.5}.get(key))
     settings = validate(config, registry)
-    write(folder, registry, settings, note=f"written by `python -m matmulstudy.tools.snapshot` from commit {commit}")
+    write(folder, registry, settings, note=f"written by `python -m matmulstudy.tools.snapshot` from commit {commit}",
+          read=_reader(commit))
 
 
 def migrate_kernels(folder: Path) -> None:
     """Give a study with its registry.yaml its kernels/: the sources at the commit its rows name."""
     folder = Path(folder)
-    commits = pd.read_csv(folder / "results.csv", usecols=["git_commit"])["git_commit"].dropna().unique()
+    commit = _commit_of(folder, pd.read_csv(folder / "results.csv", usecols=["git_commit"]))
+    write_kernels(folder, kernel_sources(read_registry(folder), _reader(commit)))
+
+
+def _commit_of(folder: Path, rows: pd.DataFrame) -> str:
+    """The one commit a study's rows name."""
+    commits = rows["git_commit"].dropna().unique()
     if len(commits) != 1:
         raise StudyError(f"{folder}: its rows name {len(commits)} commits; a study comes from one")
-    sources = kernel_sources(read_registry(folder), lambda path: _git_show(commits[0], f"kernels/{path}"))
-    write_kernels(folder, sources)
+    return commits[0]
+
+
+def _reader(commit: str):
+    """A kernel file's text (a path under kernels/) at `commit`."""
+    return lambda path: _git_show(commit, f"kernels/{path}")
 
 
 def main(argv=None) -> None:
