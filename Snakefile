@@ -1,6 +1,6 @@
 # The GPU matrix multiplication study: compile each step, generate seeded
 # inputs, time and verify every variant on every shape, collect, plot.
-#   snakemake --cores 1                       # the study, on this machine's GPU
+#   snakemake --cores all                     # the study, on this machine's GPU (a timed job holds every core)
 #   snakemake --cores 2 --directory .test     # the small CPU-only study (CI)
 #   snakemake --cores 1 --report report.html  # Snakemake's HTML report of the study
 #   snakemake --profile profiles/slurm ...    # on a Slurm cluster (README)

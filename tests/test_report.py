@@ -209,6 +209,19 @@ def test_a_failed_measurement_is_marked_and_counted(tmp_path):
     assert "failed" in (folder / "figures" / "efficiency.svg").read_text()
 
 
+@pytest.mark.slow
+def test_figures_drawn_side_by_side_have_the_bytes_of_those_drawn_one_after_another(tmp_path):
+    """plot_report draws a study's figures in as many processes as it has cores (render.render's workers):
+    each figure comes out byte for byte as the committed one, drawn one after another."""
+    copy_tables(tmp_path)
+    folder = tmp_path / "reports" / "h100"
+    shutil.copytree(ROOT / "reports" / "h100" / "kernels", folder / "kernels")   # the step pages read them
+    drawn = render.render(folder, workers=3)
+    figures = sorted((ROOT / "reports" / "h100" / "figures").iterdir())
+    assert {p.name for p in drawn if p.parent.name == "figures"} == {p.name for p in figures}
+    assert [p.name for p in figures if (folder / "figures" / p.name).read_bytes() != p.read_bytes()] == []
+
+
 def test_a_value_beside_a_bar_is_written_one_way():
     """Issue 26: the hardware figure wrote its numbers three ways ('4.63e-05', '0.000349', '6')."""
     from matmulstudy.report.plots.style import value_label

@@ -18,6 +18,7 @@ says what the device is, cublas.py and tma.py bind what PyCUDA does not.
 
 from __future__ import annotations
 
+import functools
 import shutil
 
 import numpy as np
@@ -25,6 +26,7 @@ import numpy as np
 from ..errors import StudyError
 
 
+@functools.cache   # once a process: a measuring job opens three sessions, and cuInit with the count took 34 ms
 def require_pycuda():
     """Import and initialise PyCUDA, or say in one line what is missing: the NVIDIA driver first (without it
     PyCUDA would not help), then PyCUDA."""

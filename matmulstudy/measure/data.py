@@ -52,4 +52,7 @@ def reference(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def load(path: Path) -> np.ndarray:
-    return np.load(path, allow_pickle=False)
+    """A saved array, mapped read-only from the file (the OS's page cache) rather than read into memory: a
+    measuring job copies each input to the GPU in every context, and reading them cost it 0.26 s (10 s a
+    study on the H100 machine)."""
+    return np.load(path, mmap_mode="r", allow_pickle=False)

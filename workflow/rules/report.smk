@@ -27,6 +27,7 @@ rule plot_report:
         precisions=[p.describe() for p in precisions.others()],   # the captions of their chapters' figures
     wildcard_constraints:
         label=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
+    threads: workflow.cores   # its figures drawn side by side, one a core (one at a time at --cores 1)
     script:
         "../scripts/plot_report.py"
 

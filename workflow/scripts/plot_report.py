@@ -1,4 +1,4 @@
-# Draw one study's figures, summary page and caption facts from its tables.
+# Draw one study's figures (side by side, one a core given), summary page and caption facts from its tables.
 from pathlib import Path
 
 from matmulstudy.report import render
@@ -6,7 +6,7 @@ from matmulstudy.study import rulescript
 
 
 def main(snakemake, log):
-    for path in render.render(Path(snakemake.input.results).parent):
+    for path in render.render(Path(snakemake.input.results).parent, workers=snakemake.threads):
         print(path)
 
 
