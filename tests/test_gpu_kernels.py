@@ -86,9 +86,9 @@ def test_the_persistent_steps_give_step_25s_bits_launch_after_launch(registry, g
 
 
 @pytest.mark.parametrize("vid", ["gpu_stream_k", "gpu_deep_slices", "gpu_hybrid_stream_k", "gpu_async_stream_k",
-                                 "gpu_async_by_shape"])
+                                 "gpu_async_by_shape", "gpu_async_epilogue"])
 def test_a_stream_k_launch_ignores_what_an_interrupted_one_left(registry, gpu_builds, vid):
-    """Steps 15 to 17, 29 and 30 number their blocks by a ticket and hand cut tiles on through progress[], both in
+    """Steps 15 to 17 and 29 to 31 number their blocks by a ticket and hand cut tiles on through progress[], both in
     global memory. A launch that stopped part way leaves them mid-count: planted here as the previous launch's, the
     ticket 5 blocks in and every tile's progress at 3 slices. The next launch must ignore them (stream_k.cuh's
     marks) and give the bits of a clean launch; counting on from them, it would number its blocks from 5 and

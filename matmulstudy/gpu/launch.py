@@ -4,9 +4,9 @@ thread block clusters, and the tensor maps of a kernel fed by the copy engine.
 The geometry comes from the registry entry (study/variant.py) and the GPU's
 multiprocessor count (a persistent kernel's grid). A kernel that takes
 tensor maps is loaded and launched through the driver (tma.py says why);
-every other one through PyCUDA; one with `launch_number` (steps 15-17, 29,
-30) gets a new number at every launch (LAUNCHES), with which its kernel marks
-what it leaves in global memory. A variant with `launches` (step 30) launches
+every other one through PyCUDA; one with `launch_number` (steps 15-17,
+29-31) gets a new number at every launch (LAUNCHES), with which its kernel marks
+what it leaves in global memory. A variant with `launches` (steps 30, 31) launches
 the kernel of its file that its rule chooses for the shape (the tests and
 the sanitizer launch each at every shape: Variant.only). A variant with
 `align_rows` (step 24) has operands whose rows are off 16 bytes copied first, into zero-padded

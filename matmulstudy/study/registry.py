@@ -160,7 +160,7 @@ def _parse_align_rows(raw, maps, where: str) -> str | None:
 
 
 def _parse_launch_number(raw, backend: str, maps, where: str) -> bool:
-    """launch_number: true where the kernel takes the launch's number after C (steps 15 to 17, 29 and 30: their
+    """launch_number: true where the kernel takes the launch's number after C (steps 15 to 17 and 29 to 31: their
     state in global memory is marked with it, kernels/common/stream_k.cuh); a cuda kernel without tensor_maps."""
     if raw is None:
         return False

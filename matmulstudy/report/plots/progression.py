@@ -37,9 +37,10 @@ def progression(study: Study, stem: Path, dtype: str = "float32", precision: str
     if cpu:   # a study without a GPU: its CPU variants are the bars
         steps = at
     order = titles(steps, registry)
-    # 0.85 inch a bar, 7 high: at the README's width a figure of 1.25 inch a bar and 6 high (4.7:1 for the
-    # FP32 chapter's 20 steps) was a strip 190 pixels high
-    fig, ax = plt.subplots(figsize=(max(11, 0.85 * len(order) + 3), 7))
+    # 0.85 inch a bar, 7 high, or a third of the width where more bars make it wider: at the README's width a
+    # figure of 1.25 inch a bar and 6 high (4.7:1 for the FP32 chapter's 20 steps) was a strip 190 pixels high
+    width = max(11, 0.85 * len(order) + 3)
+    fig, ax = plt.subplots(figsize=(width, max(7, width / 3)))
     ok = steps[steps["verified"]]
     sns.barplot(data=ok, x="title", y="gflops", order=order, hue="title", hue_order=order,
                 palette=pal, estimator="median", errorbar=IQR, capsize=0.2, ax=ax, legend=False)
