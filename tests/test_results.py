@@ -82,6 +82,26 @@ def test_failures_are_listed(registry):
                      "max error nan > 1e-05"]
 
 
+def test_a_finished_study_ends_on_its_verdict_not_on_a_pandas_warning(tmp_path, monkeypatch):
+    """A study's last lines (report/ending.py) read its results.csv: read in chunks, the committed H100 table's
+    mixed columns gave pandas' DtypeWarning as the study's last words before its verdict."""
+    import shutil
+    import types
+    import warnings
+    from pathlib import Path
+    from matmulstudy.report import ending
+    table = Path(__file__).resolve().parents[1] / "reports" / "h100" / "results.csv"
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "reports" / "probe").mkdir(parents=True)
+    shutil.copy(table, tmp_path / "reports" / "probe" / "results.csv")
+    said = []
+    monkeypatch.setattr("atexit.register", lambda *args, **kwargs: said.append(args))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pd.errors.DtypeWarning)
+        ending.end_of_success(types.SimpleNamespace(label="probe", resource_reports=lambda label: []))
+    assert said and said[-1][1] == "Every result verified; tables and figures in reports/probe/"
+
+
 def test_collect_refuses_results_from_two_gpus(tmp_path, registry):
     df = fixture_rows(registry).drop(columns="title")
     a, b = tmp_path / "a.csv", tmp_path / "b.csv"

@@ -71,7 +71,7 @@ def end_of_success(run) -> None:
         return
     if not os.path.exists(table):
         return
-    df = pd.read_csv(table)
+    df = pd.read_csv(table, low_memory=False)   # whole columns typed at once: no DtypeWarning as the last words
     lines = failures(df)
     if lines:
         print(f"\nFAILED: {len(lines)} measurement(s), recorded and not plotted (see {report}/failures.txt):",
