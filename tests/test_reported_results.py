@@ -2,7 +2,7 @@
 
 These are measured numbers, one study per GPU model (issue 23): reports/h100/
 (an NVIDIA H100 80GB HBM3) and reports/h200/ (an NVIDIA H200), each
-`snakemake --cores 1`, then `--config ncu=true sanitizer=true`, the CuPy
+`snakemake` (the H100's with every core), then `--config ncu=true sanitizer=true`, the CuPy
 cross-check (`python -m matmulstudy.tools.crosscheck`) and a second full study
 (`--config label=<gpu>-repeat`, its summary and headline rounds kept in
 repeat/, the comparison in repeat.csv). The planted faults and the tuning sweep

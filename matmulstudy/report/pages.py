@@ -91,7 +91,7 @@ def study_page(study: Study) -> str:
         return _cpu_page(study, f)
     table = explain.progression_table(study.counted, study.hardware, study.registry, size, summary=study.summary)
     lines = [f"# GPU matrix multiplication, step by step, on {f['gpu']}", "",
-             "Produced by the study's pipeline (`snakemake --cores 1`) on this GPU and re-rendered from the "
+             "Produced by the study's pipeline (`snakemake`) on this GPU and re-rendered from the "
              f"tables in this folder; {repo_link(study, 'README.md')} says how.", "",
              f"![the progression at {size}](figures/progression.png)", "",
              "**The study as a course:** [a page per step](steps/README.md), in order, each with what the "

@@ -8,6 +8,7 @@ from matmulstudy.errors import StudyError
 from matmulstudy.measure import hardware
 from matmulstudy.study import rulescript
 from matmulstudy.study.registry import load_registry
+from matmulstudy.study.shapes import Shape
 
 
 def main(snakemake, log):
@@ -19,8 +20,9 @@ def main(snakemake, log):
     log.write(proc.stdout + proc.stderr)
     if proc.returncode != 0:
         raise StudyError(f"ncu failed on {variant.id} (exit {proc.returncode}); see the log")
-    sms = json.loads(open(snakemake.input.gpu).read())["sm_count"]
-    shape = [int(x) for x in snakemake.wildcards.shape.split("x")]
+    with open(snakemake.input.gpu) as fh:
+        sms = json.load(fh)["sm_count"]
+    shape = Shape.parse(snakemake.wildcards.shape)
     counters = hardware.parse_ncu_csv(proc.stdout, variant.kernel_for(*shape, sms) if variant.is_built else None)
     with open(snakemake.output[0], "w") as fh:
         json.dump({"variant": variant.id, "shape": snakemake.wildcards.shape, **counters}, fh, indent=2)
