@@ -65,14 +65,17 @@ def progression(study: Study, stem: Path, dtype: str = "float32", precision: str
             previous = None
             continue
         text, colour = (f"{medians[title]:,.0f}" if medians[title] >= 100 else f"{medians[title]:.3g}"), "black"
+        # a line would cross the label above the bar: the label goes inside the bar's top instead, where
+        # "slower" takes a line of its own (beside the factor it is wider than a bar)
+        inside = any(upper[title] <= value <= upper[title] + 0.15 * top for value, *_ in lines)
         if previous is not None:
             slower = slower_beyond_spread(samples[title], samples[previous])
             ratio = medians[title] / medians[previous]
             # within half a percent, two decimals would print ×1.00 for a step measurably slower: three
-            text += (f"\n×{ratio:.3f}" if abs(ratio - 1) < 0.005 else f"\n×{ratio:.2f}") + " slower" * slower
+            text += (f"\n×{ratio:.3f}" if abs(ratio - 1) < 0.005 else f"\n×{ratio:.2f}")
+            text += ("\nslower" if inside else " slower") * slower
             colour = "red" if slower else "black"
-        if any(upper[title] <= value <= upper[title] + 0.15 * top for value, *_ in lines):
-            # a line would cross the label above the bar: the label goes inside the bar's top instead
+        if inside:
             ax.annotate(text, (i, medians[title]), ha="center", va="top", xytext=(0, -4),
                         textcoords="offset points", fontsize=9, fontweight="bold",
                         color="white" if colour == "black" else "mistyrose")

@@ -51,9 +51,10 @@
 #include "../common/async_slices.cuh"   // step 28's buffers and main loop (AsyncTiles, multiply_slices)
 #include "../common/stream_k.cuh"       // tickets, the range walk with its fix-up, the split (take_ticket, multiply_range, whole_tiles, tile_place)
 
-extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM)
-gpu_async_stream_k(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,
-                   float* __restrict__ C, unsigned launch)
+// The kernel's work, its epilogue's accesses chosen: scalar here, 16 bytes wide in step 31 (`vector`).
+template <bool vector>
+__device__ __forceinline__ void async_stream_k(int M, int N, int K, const float* __restrict__ A,
+                                               const float* __restrict__ B, float* __restrict__ C, unsigned launch)
 {
     __shared__ __align__(16) AsyncTiles s;
     __shared__ int number;
@@ -67,12 +68,20 @@ gpu_async_stream_k(int M, int N, int K, const float* __restrict__ A, const float
         const Place p = tile_place(blockIdx.x - W, tiles_n);
         float acc[TM][TN] = {};
         multiply_slices<FmaOrder::serpentine>(acc, s, A, B, M, N, K, p, 0, (K + BK - 1) / BK);
-        store_tile(C, M, N, acc, p);
+        store_tile<false, vector>(C, M, N, acc, p);
         return;
     }
     if (whole == tiles)                                // nothing shared out
         return;
     take_ticket(number, launch, W);   // the rest, shared out as slices: block w takes [w * S / W, (w + 1) * S / W)
     const long long S = (tiles - whole) * ((K + BK - 1) / BK);
-    multiply_range(s, A, B, C, M, N, K, whole, number * S / W, (number + 1) * S / W, S, W, launch);
+    multiply_range<AsyncTiles, vector>(s, A, B, C, M, N, K, whole, number * S / W, (number + 1) * S / W, S, W,
+                                       launch);
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM)
+gpu_async_stream_k(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,
+                   float* __restrict__ C, unsigned launch)
+{
+    async_stream_k<false>(M, N, K, A, B, C, launch);
 }

@@ -28,6 +28,14 @@
 //
 // Ragged sizes and alignment: as step 10. Any M, N, K >= 1.
 //
+// Where public kernels go wrong: the last slice lies in buffer
+// (slices - 1) % 2, and a loop that ends with a tail pass over a fixed
+// buffer is right only for an even number of slices (LeetCUDA's
+// double-buffered SGEMM read the wrong buffer at K = 2040, 255 slices, until
+// https://github.com/xlite-dev/LeetCUDA/pull/514). Here each slice's buffer
+// is t % 2, with no tail pass, and the GPU tests run odd numbers of slices
+// (K = 1, 65, 129).
+//
 // Parameters (-D defines from kernels/registry.yaml): BM, BN, BK, WM, WN as
 // in step 11.
 

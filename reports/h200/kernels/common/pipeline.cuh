@@ -141,10 +141,45 @@ __device__ __forceinline__ void multiply_slices(float (&acc)[TM][TN], Tiles& s, 
 // the thread's tile are all issued before its writes: one L2 round trip a
 // row, not one an element (ptxas keeps a read after an earlier write to C
 // in order, not knowing that they never overlap).
-template <bool add = false>
+//
+// With `vector` (step 31), where C's rows start on 16 bytes (N a multiple
+// of 4, C itself on 16 bytes), each of the thread's groups of 4 neighbouring
+// columns is one 16-byte access (STG.128, LDG.128: a quarter of the
+// instructions), and a tile added into C reads 4 rows before it writes
+// them: 4 round trips to L2 a thread instead of TM. A group lies inside C
+// or outside it whole (its first column is a multiple of 4). Elsewhere, the
+// scalar way below.
+template <bool add = false, bool vector = false>
 __device__ __forceinline__ void store_tile(float* __restrict__ C, int M, int N, const float (&acc)[TM][TN],
                                            const Place& p)
 {
+    if (vector && N % 4 == 0 && reinterpret_cast<size_t>(C) % 16 == 0) {
+        static_assert(TM % 4 == 0 && TN % 4 == 0, "the thread's tile is made of 4 x 4 groups");
+#pragma unroll
+        for (int i0 = 0; i0 < TM; i0 += 4) {
+            float4 c[4][TN / 4];
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+#pragma unroll
+                for (int u = 0; u < TN / 4; ++u) {
+                    const int row = p.row(i0 + i), col = p.col(u * 4);
+                    c[i][u] = add && row < M && col < N
+                            ? __ldcg(reinterpret_cast<const float4*>(C + (size_t)row * N + col))
+                            : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                }
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+#pragma unroll
+                for (int u = 0; u < TN / 4; ++u) {
+                    const int row = p.row(i0 + i), col = p.col(u * 4);
+                    const float* a = &acc[i0 + i][u * 4];
+                    if (row < M && col < N)
+                        *reinterpret_cast<float4*>(C + (size_t)row * N + col) =
+                            make_float4(c[i][u].x + a[0], c[i][u].y + a[1], c[i][u].z + a[2], c[i][u].w + a[3]);
+                }
+        }
+        return;
+    }
 #pragma unroll
     for (int i = 0; i < TM; ++i) {
         float c[TN];

@@ -1,4 +1,4 @@
-// Stream-K's machinery (steps 15 to 17, 29 and 30; a change here rebuilds
+// Stream-K's machinery (steps 15 to 17 and 29 to 31; a change here rebuilds
 // them): the blocks' ticket numbers, the walk over a block's range of
 // K-slices with the fix-up of the tiles it cuts, and the ways of sharing out
 // the slices: step 15's, and the hybrids of steps 17 and 29 (whole_tiles).
@@ -110,7 +110,8 @@ __device__ __forceinline__ Place tile_place(long long tile, int tiles_n)
 // progress on. A block owns slice 0 of at most one cut tile a launch (any
 // later tile that starts in its range ends in it too: it goes whole), so its
 // place in progress[] serves one tile a launch.
-template <class Buffers>   // pipeline.cuh's Tiles (steps 15 to 17) or async_slices.cuh's AsyncTiles (step 29)
+// `vector`: the epilogue's 16-byte accesses where C's rows allow them (step 31; pipeline.cuh's store_tile).
+template <class Buffers, bool vector = false>   // pipeline.cuh's Tiles (steps 15 to 17) or async_slices.cuh's AsyncTiles (step 29)
 __device__ __forceinline__ void multiply_range(Buffers& s, const float* __restrict__ A, const float* __restrict__ B,
                                                float* __restrict__ C, int M, int N, int K, long long tile0,
                                                long long first, long long end, long long S, long long W,
@@ -125,17 +126,17 @@ __device__ __forceinline__ void multiply_range(Buffers& s, const float* __restri
         multiply_slices<FmaOrder::serpentine>(acc, s, A, B, M, N, K, p, from, to);
 
         if (from == 0 && to == per_tile) {          // the whole tile
-            store_tile(C, M, N, acc, p);
+            store_tile<false, vector>(C, M, N, acc, p);
         } else {                                     // a piece: in k order, through C
             unsigned long long* const done = &progress[owner_of(tile_first, S, W)];
             if (from == 0) {
-                store_tile(C, M, N, acc, p);
+                store_tile<false, vector>(C, M, N, acc, p);
             } else {
                 if (threadIdx.x == 0)
                     wait_for(done, launch, from);
                 __syncthreads();
                 __threadfence();
-                store_tile<true>(C, M, N, acc, p);
+                store_tile<true, vector>(C, M, N, acc, p);
             }
             __threadfence();   // this piece's C before the progress that announces it
             __syncthreads();

@@ -23,6 +23,13 @@
 // Ragged sizes: elements past the edge of A or B are loaded as 0; every
 // thread takes part in the loads and barriers, only threads inside C store.
 //
+// Where public kernels go wrong: a tutorial's tiled kernel often takes M, N
+// and K to be multiples of its tile, and gives wrong results otherwise
+// (CNugteren's myGEMM: "it doesn't support all use-cases",
+// https://github.com/CNugteren/myGEMM/issues/2).
+// From this step on every step takes any shape, and the GPU tests run shapes
+// no tile divides (1x1x1, 17x33x65, 513x257x129).
+//
 // Parameters (-D defines from kernels/registry.yaml): TILE; ELEM, the
 // element type, float or int (seed 003's int32 mode).
 
