@@ -29,6 +29,30 @@ FP32 part):
   bound), 74 at K = 1024. Its largest element would come within 2x of FP32's
   bound only beyond K = 5 * 10^5: the check tells TF32 arithmetic from FP32
   at every size of the study. FP32's worst-case bound u K^1.5 r would not.
+- BF16: each float32 input is rounded to nearest-even BF16 (7 explicit
+  mantissa bits) on the host, before the upload, and the kernels read the
+  16-bit values; the float64 reference is the product of those rounded
+  inputs. A product of two BF16 values has at most 16 significant bits: it
+  is exact in FP32 and in the tensor cores, so eps_in = 0 and the error is
+  in the sums alone. Those are not IEEE's: a tensor-core instruction adds
+  its 16 products (one k-step of mma.sync m16n8k16 or wgmma k16) to the
+  accumulator aligned to the largest of them and cut toward zero, not
+  rounded to nearest (Fasi et al., "Numerical behavior of NVIDIA tensor
+  cores", PeerJ CS 2021; Khattak and Mikaitis, "Accurate models of NVIDIA
+  tensor cores", 2025). Each cut loses up to one ulp of the partial sum
+  s_g, 2^-23 |s_g|, always toward zero: unlike rounding to nearest it does
+  not average out along a dot product, and the K / 16 cuts of a random walk
+  of partial sums (|s_g| about r) add up to about 2^-23 (K / 16) r at most:
+  eps_bias = 2^-23 / 16, a term linear in K beside FP32's eps_acc sqrt(K).
+  tests/test_verify.py emulates such sums: their largest error is 0.04 of
+  BF16's bound at K = 1024 and 0.09 at 8192, where against FP32's bound it
+  would be 0.6. The inputs' rounding is the precision's definition, so its
+  results are not held against FP32's bound (held_to_fp32 False). Instead
+  a result computed from the unrounded inputs moves each product by up to
+  2^-8 of itself, about 2^-9 r in rms over a dot product: 13 times BF16's
+  bound at its largest element at K = 8192 and 89 times at 1024 in that
+  test; a sum kept in BF16 (each partial sum cut to 8 bits) is over 1,000
+  times. Both are planted faults of the GPU tests.
 """
 
 from __future__ import annotations
@@ -43,9 +67,19 @@ EPS32 = 2.0**-23   # float32 machine epsilon: every precision here sums in FP32
 
 @dataclass(frozen=True)
 class Cublas:
-    """How cuBLAS computes a precision's reference: cublasSgemm under this math mode."""
+    """How cuBLAS computes a precision's reference: cublasSgemm under this math mode, or, for inputs of
+    another element type, cublasGemmEx with A and B of that cudaDataType and CUBLAS_COMPUTE_32F."""
     math_mode: int
-    math_name: str   # the enumerator's name in cublas_api.h
+    math_name: str                  # the enumerator's name in cublas_api.h
+    data_type: int | None = None    # cudaDataType of A and B for cublasGemmEx (None: cublasSgemm)
+    data_name: str = ""             # its name in library_types.h
+
+    @property
+    def call(self) -> str:
+        """As a caption names it."""
+        if self.data_type is None:
+            return f"cublasSgemm with {self.math_name}"
+        return f"cublasGemmEx with {self.data_name} inputs, CUBLAS_COMPUTE_32F and FP32 output"
 
 
 @dataclass(frozen=True)
@@ -53,7 +87,7 @@ class Precision:
     id: str                 # as chapters and variants name it
     label: str              # as the report writes it
     unit: str               # what multiplies: "CUDA core" or "tensor core"
-    inputs: str             # the element type the kernels read
+    inputs: str             # the element type the kernels read: float32, or bfloat16 (16-bit values)
     rounding: str           # what happens to the inputs before they are multiplied
     eps_in: float           # bound (1): relative error of one product from its rounded inputs
     eps_acc: float          # bound (1): rounding of each FP32 addition
@@ -65,6 +99,8 @@ class Precision:
     roof: str               # the roofline's name of its peak
     colour: str             # its cuBLAS reference in every figure
     cpu: bool = False       # whether a CPU variant may compute in it
+    eps_bias: float = 0.0   # bound (1)'s term linear in K: a sum's error that does not average out
+    held_to_fp32: bool = True   # whether its results are also held against FP32's bound (where they must fail)
     sources: tuple = field(default_factory=tuple)   # where per_sm comes from
 
     @property
@@ -93,8 +129,21 @@ class Precision:
 
     def describe(self) -> str:
         """One sentence for a caption: what its steps compute, and against what."""
-        return (f"{self.label}: {self.inputs} inputs rounded {self.rounding}, multiplied on the {self.unit}s, summed "
-                f"in FP32; its reference is cuBLAS with {self.cublas.math_name}.")
+        return (f"{self.label}: float32 inputs rounded {self.rounding}, multiplied on the {self.unit}s, summed "
+                f"in FP32; its reference is cuBLAS, {self.cublas.call}.")
+
+    @property
+    def operand_bytes(self) -> int:
+        """Bytes of one element of A or B as its kernels read it."""
+        return 2 if self.inputs == "bfloat16" else 4
+
+    def rounded(self, a, b):
+        """A and B as this precision's kernels multiply them and its reference is computed from: rounded
+        to BF16 (as float32 arrays holding BF16 values) where its kernels read BF16, else as given."""
+        if self.inputs != "bfloat16":
+            return a, b
+        from .measure.data import round_to_bf16
+        return round_to_bf16(a), round_to_bf16(b)
 
     def peak_facts(self, sm_count: int, compute_capability: tuple, sm_clock_khz: float) -> dict:
         """Its rate per SM on this architecture and the dense peak at that clock (None where the table does
@@ -129,6 +178,10 @@ _FP32_LANES = {(6, 0): 64, (6, 1): 128, (6, 2): 128, (7, 0): 64, (7, 2): 64, (7,
 # architectures: not known here (no TF32 peak is drawn).
 _TF32_FLOP = {(8, 0): 1024, (8, 6): 256, (8, 9): 256, (9, 0): 2048}
 
+# Dense BF16 tensor-core flop per clock per SM, from the same tables: A100 312 TFLOP/s = 108 x 2048 x 1410 MHz;
+# GA102 71 = 82 x 512 x 1695 MHz; AD102 165.2 = 128 x 512 x 2520 MHz; H100 SXM 989.4 = 132 x 4096 x 1830 MHz.
+_BF16_FLOP = {(8, 0): 2048, (8, 6): 512, (8, 9): 512, (9, 0): 4096}
+
 TABLE = (
     Precision(
         id="fp32", label="FP32", unit="CUDA core", inputs="float32", rounding="none: float32 as it is",
@@ -144,6 +197,15 @@ TABLE = (
         peak_line="TF32 dense peak: {peak:,.0f} ({sms} SMs × {per_sm} flop/clock × {mhz:.0f} MHz)",
         roof="TF32 dense (tensor cores)", colour="#4b0082",
         sources=("NVIDIA A100, GA102, AD102 and H100 whitepapers, dense TF32 peaks",)),
+    Precision(
+        id="bf16", label="BF16", unit="tensor core", inputs="bfloat16",
+        rounding="to BF16 (7 explicit mantissa bits, nearest-even) on the host, stored as 16-bit values",
+        eps_in=0.0, eps_acc=EPS32, eps_bias=EPS32 / 16, held_to_fp32=False,
+        cublas=Cublas(0, "CUBLAS_DEFAULT_MATH", data_type=14, data_name="CUDA_R_16BF"),
+        rate="flop_per_clock", per_sm=_BF16_FLOP, flop_per_rate=1,
+        peak_line="BF16 dense peak: {peak:,.0f} ({sms} SMs × {per_sm} flop/clock × {mhz:.0f} MHz)",
+        roof="BF16 dense (tensor cores)", colour="#8b4513",
+        sources=("NVIDIA A100, GA102, AD102 and H100 whitepapers, dense BF16 peaks",)),
     # a new precision: one more row above this line
 )
 

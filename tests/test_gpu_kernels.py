@@ -5,6 +5,7 @@ import functools
 import numpy as np
 import pytest
 
+from matmulstudy import precisions
 from matmulstudy.measure import bench, data
 from matmulstudy.study.settings import Timing, default_settings
 from matmulstudy.study.shapes import Shape
@@ -37,7 +38,7 @@ def measure(variant, shape, dtype, gpu_builds, cubin=None):
     from matmulstudy.measure.devicecheck import DeviceReference
     from matmulstudy.gpu.session import GpuSession
     a, b = problem(shape, dtype)
-    with GpuSession() as gpu, DeviceReference(gpu, gpu_builds["harness"], a, b) as reference:
+    with GpuSession() as gpu, DeviceReference(gpu, gpu_builds["harness"], a, b, variant.precision) as reference:
         return bench.measure(variant, shape, 42, a, b, cubin or gpu_builds.get((variant.id, dtype)), TIMING, CHECK,
                              harness=gpu_builds["harness"], session=gpu, reference=reference)
 
@@ -58,6 +59,8 @@ def test_gpu_variant_matches_float64_reference(registry, gpu_builds, variant_id,
         assert rows["max_error"].iloc[0] == 0   # exact
     elif registry[variant_id].precision == "fp32":
         assert rows["margin"].iloc[0] <= 0.5    # a correct FP32 result sits at half the bound or less
+    elif registry[variant_id].precision == "bf16":   # checked against the product of its rounded inputs
+        assert rows["fp32_margin"].isna().all() and rows["margin"].iloc[0] <= 0.5
 
 
 def test_the_persistent_steps_give_step_25s_bits_launch_after_launch(registry, gpu_builds):
@@ -138,6 +141,36 @@ def test_the_gpu_reference_and_check_agree_with_the_cpus(gpu_builds, dtype):
         3, 2 if dtype == "float32" else 0, 2)
     if dtype == "int32":
         assert on_gpu.max_error == on_cpu.max_error
+
+
+@pytest.mark.parametrize("fault", ["unrounded inputs", "sums kept in BF16"])
+def test_a_bf16_result_from_unrounded_inputs_or_bf16_sums_fails_its_check(registry, gpu_builds, fault):
+    """BF16's two planted faults, at every shape whose sums they change: cuBLAS FP32's result on the unrounded
+    inputs passed off as BF16's (what a kernel that skipped the rounding computes), and the BF16 reference
+    with every partial sum cut to BF16 (what one that kept its sums in BF16 computes; emulated here, on the
+    host, as the device cannot be made to do it). Both must fail BF16's check; the same check passes cuBLAS
+    BF16 (test_gpu_variant_matches_float64_reference)."""
+    from matmulstudy.gpu.cublas import Cublas
+    from matmulstudy.gpu.session import GpuSession
+    from matmulstudy.measure.devicecheck import DeviceReference
+    for shape in [s for s in SHAPES if s.M * s.N <= 2**22]:
+        a, b = problem(shape, "float32")
+        with GpuSession() as gpu, DeviceReference(gpu, gpu_builds["harness"], a, b, "bf16") as reference:
+            if fault == "unrounded inputs":
+                d_a, d_b, d_c = gpu.to_device(a), gpu.to_device(b), gpu.empty(4 * shape.M * shape.N)
+                with Cublas("fp32") as blas:
+                    blas.gemm(*shape, d_a, d_b, d_c)
+                gpu.synchronize()
+                check = reference.verify(d_c, CHECK.tolerance, "bf16")
+            else:
+                ra, rb = (x.astype(np.float64) for x in precisions.get("bf16").rounded(a, b))
+                c = np.zeros((shape.M, shape.N), np.float32)
+                for k in range(shape.K):
+                    c = data.round_to_bf16((c + np.outer(ra[:, k], rb[k])).astype(np.float32))
+                if np.array_equal(c, (ra @ rb).astype(np.float32)):
+                    continue   # every sum already a BF16 value: the fault changes nothing here
+                check = reference.verify_host(c, CHECK.tolerance, "bf16")
+        assert not check.ok and check.margin > 2, (shape.tag, check.describe())
 
 
 def test_unwritten_output_is_caught_on_the_gpu(registry, gpu_builds):

@@ -137,12 +137,14 @@ def test_a_new_step_is_in_the_dag_and_changes_no_committed_study(probe, rendered
 @pytest.mark.parametrize("label", [f.name for f in COMMITTED])
 def test_every_figure_of_every_gpu_is_drawn_with_every_step(rendered, label):
     figures = rendered / label / "figures"
-    tf32 = any(v.precision == "tf32" for v in snapshot.read_registry(rendered / label).steps())
+    has = {v.precision for v in snapshot.read_registry(rendered / label).steps()} | {"int32"}
     for f in FIGURES:
         for ext in ("png", "svg"):
             energy = "mean_power_w" in pd.read_csv(rendered / label / "summary.csv", nrows=1)
-            # else a figure that says there is no TF32 step, or no energy (a study measured before it was)
-            big = (tf32 or f.name != "progression_tf32") and (energy or f.name != "power")
+            # else a figure that says there is no step of its precision, or no energy (a study measured before
+            # it was)
+            big = (not f.name.startswith("progression_") or f.name.split("_", 1)[1] in has) and \
+                (energy or f.name != "power")
             assert (figures / f"{f.name}.{ext}").stat().st_size > (10_000 if big else 0), (f.name, ext)
     registry = snapshot.read_registry(rendered / label)   # the study's own
     steps = [v.title for v in registry.steps()]

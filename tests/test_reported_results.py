@@ -311,10 +311,10 @@ def test_slower_steps_are_reported_with_their_reason(results, own):
 
 
 def drawn(folder):
-    """The figures a study has something to draw in: all but the tensor cores' where its registry has no
-    TF32 step (that one is then a figure saying so)."""
-    tf32 = any(v.precision == "tf32" for v in snapshot.read_registry(folder).steps())
-    return [f for f in FIGURES if tf32 or f.name != "progression_tf32"]
+    """The figures a study has something to draw in: all but a chapter progression of a precision its registry
+    has no step of (that one is then a figure saying so)."""
+    has = {v.precision for v in snapshot.read_registry(folder).steps()}
+    return [f for f in FIGURES if not f.name.startswith("progression_") or f.name.split("_", 1)[1] in has | {"int32"}]
 
 
 def test_figures_and_pages_are_committed(study):

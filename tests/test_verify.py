@@ -250,3 +250,63 @@ def test_freivalds_on_one_by_one_by_one():
     a, b = np.array([[0.5]], np.float32), np.array([[-0.25]], np.float32)
     assert freivalds(a @ b, a, b, FACTOR, VECTORS, seed=0).ok
     assert not freivalds(np.array([[0.0]], np.float32), a, b, FACTOR, VECTORS, seed=0).ok
+
+
+# --- BF16 (matmulstudy/precisions.py's row derives its bound) -------------------------------------------------
+
+def test_bf16_rounding_is_to_nearest_even_on_the_bits():
+    """Ties go to the even neighbour, the rest to the nearer; the low 16 bits end zero, and the 16-bit values
+    the kernels read are the high halves."""
+    x = np.array([1.0, 1 + 2**-8, 1 + 3 * 2**-8, 1 + 2**-9, 1 + 2**-8 + 2**-20, -1 - 2**-8, 0.0, -0.0],
+                 np.float32)
+    rounded = data.round_to_bf16(x)
+    assert rounded.tolist() == [1.0, 1.0, 1 + 2**-6, 1.0, 1 + 2**-7, -1.0, 0.0, -0.0]
+    assert data.bf16_bits(rounded).tolist() == [0x3F80, 0x3F80, 0x3F82, 0x3F80, 0x3F81, 0xBF80, 0, 0x8000]
+    with pytest.raises(ValueError, match="round_to_bf16"):
+        data.bf16_bits(np.array([1 + 2**-20], np.float32))
+
+
+def test_the_same_seed_gives_the_same_bf16_bits():
+    a, _ = data.make_inputs(Shape(33, 17, 65), 5)
+    first = data.operands(a, a, "bf16")[0]
+    assert first.dtype == np.uint16 and np.array_equal(first, data.operands(a.copy(), a, "bf16")[0])
+    assert data.operands(a, a, "tf32")[0] is a   # TF32 rounds in the kernel: its operands are the inputs
+
+
+def tensor_core_sums(a, b, group=16, extra_bits=3):
+    """C as a tensor core sums BF16 products, after the published models (precisions.py's BF16 row): each
+    instruction adds `group` exact products to the FP32 accumulator, every term aligned to the largest of them
+    with `extra_bits` bits below the accumulator's 24 and cut toward zero, the sum then cut toward zero to FP32."""
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    acc = np.zeros((a.shape[0], b.shape[1]))
+    for k0 in range(0, a.shape[1], group):
+        terms = np.concatenate([acc[:, None, :], a64[:, k0:k0 + group, None] * b64[None, k0:k0 + group, :]], axis=1)
+        top = np.floor(np.log2(np.maximum(np.abs(terms).max(axis=1), 2.0**-126)))
+        ulp = 2.0 ** (top - 23 - extra_bits)[:, None, :]
+        total = (np.trunc(terms / ulp) * ulp).sum(axis=1)
+        ulp = 2.0 ** (np.floor(np.log2(np.maximum(np.abs(total), 2.0**-126))) - 23)
+        acc = np.trunc(total / ulp) * ulp
+    return acc.astype(np.float32)
+
+
+@pytest.mark.parametrize("K", [1024, 8192])
+def test_bf16_bound_holds_tensor_core_sums_and_rejects_unrounded_inputs_and_bf16_sums(K):
+    """Against the product of the rounded inputs: sums cut toward zero, as the tensor cores make them, sit at
+    about 0.1 of BF16's bound or less, where against FP32's bound (eps_acc sqrt(K) alone) they reach 0.6 at
+    K = 8192, past the half that a correct FP32 sum keeps: a cut does not average out as a rounding does, hence
+    BF16's eps_bias K. The unrounded inputs' product and sums kept in BF16 are far over BF16's bound."""
+    a, b = (data.round_to_bf16(x) for x in data.make_inputs(Shape(SIDE, SIDE, K), K))
+    ref, r = data.reference(a, b)
+    limit = bound(K, FACTOR, "bf16")
+    assert limit == pytest.approx(FACTOR * EPS32 * (math.sqrt(K) + K / 16))
+    cut = tensor_core_sums(a, b)
+    margin = elementwise(cut, ref, r, K, FACTOR, "bf16").margin
+    assert margin < 0.15, margin
+    if K == 8192:
+        assert elementwise(cut, ref, r, K, FACTOR, "fp32").margin > 0.5
+    unrounded = sequential_fp32(*data.make_inputs(Shape(SIDE, SIDE, K), K))
+    assert elementwise(unrounded, ref, r, K, FACTOR, "bf16").margin > 4
+    bf16_sums = np.zeros_like(ref, dtype=np.float32)
+    for k in range(K):
+        bf16_sums = data.round_to_bf16((bf16_sums + np.outer(a[:, k], b[k])).astype(np.float32))
+    assert elementwise(bf16_sums, ref, r, K, FACTOR, "bf16").margin > 20

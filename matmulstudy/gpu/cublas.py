@@ -7,7 +7,10 @@ The math mode is set explicitly, the one the precision table gives the
 precision asked for: CUBLAS_DEFAULT_MATH, which in cuBLAS 11+ means full
 FP32 (the study's reference), or one that lets cuBLAS round the inputs and
 use the tensor cores: a different precision, verified against its own
-bound and labelled so.
+bound and labelled so. A precision whose inputs are of another element
+type (BF16) is computed by cublasGemmEx: A and B of that type, C in FP32
+(the study's C is FP32 in every chapter, so every result goes through the
+same check), the sums in FP32 (CUBLAS_COMPUTE_32F).
 """
 
 from __future__ import annotations
@@ -22,6 +25,9 @@ from .. import precisions
 from ..errors import StudyError
 
 CUBLAS_OP_N = 0
+CUDA_R_32F = 0               # library_types.h
+CUBLAS_COMPUTE_32F = 68      # cublas_api.h
+CUBLAS_GEMM_DEFAULT = -1     # cuBLAS's heuristics choose the kernel
 
 
 def _candidates() -> list[str]:
@@ -66,6 +72,11 @@ class Cublas:
             ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int,
             ctypes.POINTER(ctypes.c_double), ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
             ctypes.POINTER(ctypes.c_double), ctypes.c_void_p, ctypes.c_int]
+        self.lib.cublasGemmEx.argtypes = [
+            ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+            ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
+            ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int]
+        self.data_type = precisions.get(precision).cublas.data_type
         self.handle = ctypes.c_void_p()
         self._check(self.lib.cublasCreate_v2(ctypes.byref(self.handle)), "cublasCreate")
         self._check(self.lib.cublasSetMathMode(self.handle, precisions.get(precision).cublas.math_mode),
@@ -91,6 +102,16 @@ class Cublas:
         self._check(self.lib.cublasSgemm_v2(
             self.handle, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, ctypes.byref(self._one),
             int(b), N, int(a), K, ctypes.byref(self._zero), int(c), N), "sgemm")
+
+    def gemm(self, M: int, N: int, K: int, a, b, c) -> None:
+        """C (M x N, float32) = A @ B in the handle's precision: sgemm, or cublasGemmEx where A and B are of
+        another element type (row-major likewise: C^T = B^T @ A^T)."""
+        if self.data_type is None:
+            return self.sgemm(M, N, K, a, b, c)
+        self._check(self.lib.cublasGemmEx(
+            self.handle, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, ctypes.byref(self._one), int(b), self.data_type, N,
+            int(a), self.data_type, K, ctypes.byref(self._zero), int(c), CUDA_R_32F, N, CUBLAS_COMPUTE_32F,
+            CUBLAS_GEMM_DEFAULT), "gemmEx")
 
     def dgemm(self, M: int, N: int, K: int, a, b, c) -> None:
         """The same product in float64 (the verification's reference), row-major likewise."""

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .. import precisions
 from ..errors import StudyError
 from ..gpu import host, nvml
 from ..gpu.cublas import Cublas
@@ -42,6 +43,7 @@ from ..gpu.timer import TimedSamples, Timer
 from ..study.settings import Checking, Timing
 from ..study.shapes import Shape
 from ..study.variant import Variant
+from . import data
 from .criterion import Criterion, Retake, relative_noise
 from .verify import POISON, POISON_BITS, Verification, elementwise, freivalds, worst
 
@@ -164,16 +166,18 @@ def _measure_gpu(variant, shape, a, b, verifier, binary, harness, timing, sessio
     with contextlib.ExitStack() as stack:
         gpu = session or stack.enter_context(GpuSession())
         timer = Timer.for_session(gpu, harness)
-        if verifier.on_device:   # the reference's own copies of A and B
-            origin = verifier.reference.d_a, verifier.reference.d_b
+        operand_bytes = precisions.get(variant.precision).operand_bytes if a.dtype == np.float32 else a.itemsize
+        if verifier.on_device:   # the reference's own copies of A and B, as the variant reads them
+            origin = verifier.reference.operands
         else:
-            origin = gpu.to_device(a), gpu.to_device(b)
+            origin = tuple(gpu.to_device(x) for x in data.operands(a, b, variant.precision))
             stack.callback(gpu.release, *origin)
         placements = []
         for copy in range(max(1, timing.placements)):
             d_a, d_b = origin
             if copy:   # the others copied from the first, on the GPU
-                d_a, d_b = gpu.duplicate(origin[0], a.nbytes), gpu.duplicate(origin[1], b.nbytes)
+                d_a, d_b = (gpu.duplicate(origin[0], a.size * operand_bytes),
+                            gpu.duplicate(origin[1], b.size * operand_bytes))
                 stack.callback(gpu.release, d_a, d_b)
             d_c = gpu.empty(M * N * 4)
             stack.callback(gpu.release, d_c)
@@ -194,7 +198,7 @@ def gpu_launch(gpu, variant, binary, shape, d_a, d_b, d_c):
         return launcher(gpu, binary, variant, M, N, K, d_a, d_b, d_c), extra
     blas = gpu.kept(("cuBLAS", variant.precision), lambda: Cublas(variant.precision))
     extra["library"] = f"cuBLAS {blas.version}"
-    return (lambda: blas.sgemm(M, N, K, d_a, d_b, d_c)), extra
+    return (lambda: blas.gemm(M, N, K, d_a, d_b, d_c)), extra
 
 
 def _verify_then_time(gpu, timer, placements: list, shape, verifier, timing: Timing, extra, dtype=np.float32,
@@ -300,6 +304,11 @@ def measure(variant: Variant, shape: Shape, seed: int, a: np.ndarray, b: np.ndar
     dtype = str(a.dtype)
     if dtype not in variant.dtypes:
         raise StudyError(f"{variant.id} does not run {dtype} (its dtypes: {list(variant.dtypes)})")
+    precision = precisions.get(variant.precision)
+    if precision.inputs != "float32" and isinstance(reference, HostReference):
+        raise StudyError(f"{variant.id}: a {precision.label} result is checked against the product of its rounded "
+                         "inputs, which a CPU reference file is not; check it on the GPU (check: gpu)")
+    a, b = precision.rounded(a, b)   # as its kernels read them (BF16) and as Freivalds' check must take them
     verifier = Verifier(reference, a, b, seed, checking, variant.precision)
     if variant.is_gpu:
         times, result, extra, per_sample = _measure_gpu(variant, shape, a, b, verifier, binary, harness, timing,

@@ -32,6 +32,33 @@ def make_inputs(shape: Shape, seed: int, dtype: str = "float32") -> tuple[np.nda
     return a, b
 
 
+def round_to_bf16(x: np.ndarray) -> np.ndarray:
+    """float32 values rounded to the nearest BF16 (ties to even), as float32: the high 16 bits of each are the
+    BF16 value's, the low 16 zero. As the hardware's cvt.rn.bf16.f32 rounds: add 0x7FFF plus the lowest kept
+    bit, then cut. (No NaN or infinity is among the study's inputs; one that rounds up past the largest
+    finite value becomes infinity, as it should.)"""
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    rounded = (bits + (np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1)))) & np.uint32(0xFFFF0000)
+    return rounded.view(np.float32)
+
+
+def bf16_bits(x: np.ndarray) -> np.ndarray:
+    """The 16-bit values a BF16 kernel reads, of float32 values that are BF16 already (round_to_bf16's)."""
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    if (bits & np.uint32(0xFFFF)).any():
+        raise ValueError("bf16_bits takes values rounded to BF16 (round_to_bf16): these have more bits")
+    return (bits >> np.uint32(16)).astype(np.uint16)
+
+
+def operands(a: np.ndarray, b: np.ndarray, precision: str) -> tuple[np.ndarray, np.ndarray]:
+    """A and B as a variant of `precision` reads them: as given, or their 16-bit BF16 values (rounded)."""
+    from .. import precisions
+    p = precisions.get(precision)
+    if p.inputs != "bfloat16" or a.dtype != np.float32:
+        return a, b
+    return tuple(bf16_bits(x) for x in p.rounded(a, b))
+
+
 def save_inputs(shape: Shape, seed: int, a_path: Path, b_path: Path, dtype: str = "float32") -> None:
     a, b = make_inputs(shape, seed, dtype)
     np.save(a_path, a, allow_pickle=False)

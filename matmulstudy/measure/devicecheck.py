@@ -32,6 +32,7 @@ from ..gpu.cublas import Cublas
 from ..gpu.session import GpuSession
 from ..gpu.timer import Timer
 from ..study.shapes import Shape
+from . import data
 from .build import build_harness
 from .verify import POISON_BITS, TINY, Verification, bounds
 
@@ -53,19 +54,26 @@ def reference_bytes(shape: Shape) -> int:
 class DeviceReference:
     """R and r of one shape on the GPU, and the element-wise check of results against them.
 
-    `d_a`, `d_b` are the inputs as given (float32 or int32), on the device:
-    a GPU variant is launched on these very buffers.
+    `precision`: the precision of the variants it checks. Where its kernels read
+    BF16, A and B are rounded to BF16 first (precisions.Precision.rounded), so
+    that R is the product of the inputs as those kernels read them.
+    `d_a`, `d_b` are the inputs (so rounded, float32 or int32) on the device;
+    `operands` the same as a variant of the precision reads them (d_a and d_b,
+    or their 16-bit BF16 values): a GPU variant is launched on these very buffers.
     """
 
-    def __init__(self, gpu, harness, a: np.ndarray, b: np.ndarray):
+    def __init__(self, gpu, harness, a: np.ndarray, b: np.ndarray, precision: str = precisions.BASE.id):
         start = time.perf_counter()
-        self.gpu = gpu
+        self.gpu, self.precision = gpu, precisions.get(precision)
+        a, b = self.precision.rounded(a, b)
         M, K = a.shape
         N = b.shape[1]
         self.shape = Shape(M, N, K)
         self.exact = np.issubdtype(a.dtype, np.integer)
         free = gpu.free_memory()
         need = reference_bytes(self.shape) + 4 * (M * K + K * N + M * N)
+        narrow = self.precision.inputs == "bfloat16"
+        need += 2 * (M * K + K * N) * narrow
         if need + HEADROOM > free:
             raise StudyError(
                 f"shape {self.shape.tag}: checking every element needs {need / 2**30:.1f} GiB of GPU memory "
@@ -76,6 +84,8 @@ class DeviceReference:
         self._root = gpu.load_function(harness, "root", "PQ")
         self._check_result = gpu.load_function(harness, "check_result", "PiPPddQIP")
         self.d_a, self.d_b = gpu.to_device(a), gpu.to_device(b)
+        self.operands = (tuple(gpu.to_device(x) for x in data.operands(a, b, precision)) if narrow
+                         else (self.d_a, self.d_b))
         a64, b64 = gpu.empty(8 * M * K), gpu.empty(8 * K * N)
         self.d_ref, self.d_scale = gpu.empty(8 * M * N), gpu.empty(8 * M * N)
         self._counters = gpu.empty(4 * 8)
@@ -115,7 +125,36 @@ class DeviceReference:
 
     def close(self) -> None:
         allocs = [self.d_a, self.d_b, self.d_ref, self.d_scale, self._counters] + [self._d_c] * (self._d_c is not None)
+        allocs += [d for d in self.operands if d not in (self.d_a, self.d_b)]
         self.gpu.release(*allocs)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+class References:
+    """The DeviceReferences of one shape's inputs, one for each way a precision takes them (as given, where it
+    rounds them in the kernel or not at all; rounded to BF16 on the host), each made when a variant of such a
+    precision is first checked."""
+
+    def __init__(self, gpu, harness, a: np.ndarray, b: np.ndarray):
+        self.gpu, self.harness, self.a, self.b = gpu, harness, a, b
+        self._made = {}
+
+    def __getitem__(self, precision: str) -> DeviceReference:
+        key = precisions.get(precision).inputs
+        if key not in self._made:
+            self._made[key] = DeviceReference(self.gpu, self.harness, self.a, self.b, precision)
+        return self._made[key]
+
+    def close(self) -> None:
+        for reference in self._made.values():
+            reference.close()
+        self._made.clear()
 
     def __enter__(self):
         return self

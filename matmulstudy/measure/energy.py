@@ -44,7 +44,7 @@ from ..study.shapes import Shape
 from ..study.variant import Variant
 from . import build, data
 from .bench import counted, gpu_launch
-from .devicecheck import DeviceReference
+from .devicecheck import DeviceReference, References
 from .verify import POISON_BITS
 
 KEPT_BUSY = 0.9   # a run slower than this share of what its clock allows left the GPU waiting between launches
@@ -120,7 +120,7 @@ def sustain_variant(gpu, harness, variant: Variant, binary, burst_ms: float, pro
     with contextlib.ExitStack() as stack:
         d_c = gpu.empty(M * N * 4)
         stack.callback(gpu.release, d_c)
-        launch, _ = gpu_launch(gpu, variant, binary, shape, reference.d_a, reference.d_b, d_c)
+        launch, _ = gpu_launch(gpu, variant, binary, shape, *reference.operands, d_c)
         gpu.fill_u32(d_c, POISON_BITS, M * N)
         run = Timer.for_session(gpu, harness).sustain(launch, burst_ms, window_s, nvml.Monitor.for_session(gpu))
         gpu.synchronize()
@@ -132,12 +132,14 @@ def sustain_variant(gpu, harness, variant: Variant, binary, burst_ms: float, pro
 
 
 def measure(gpu, harness, problems: list[Problem], window_s: float, checking: Checking, log=None) -> pd.DataFrame:
-    """Every problem's variants, one sustained run each, one float64 reference a problem."""
+    """Every problem's variants, one sustained run each, one float64 reference a problem (one for each way
+    a precision takes the inputs: devicecheck.References)."""
     rows = []
     for problem in problems:
-        with DeviceReference(gpu, harness, problem.a, problem.b) as reference:
+        with References(gpu, harness, problem.a, problem.b) as references:
             for variant, binary, burst_ms in problem.variants:
-                row = sustain_variant(gpu, harness, variant, binary, burst_ms, problem, reference, window_s, checking)
+                row = sustain_variant(gpu, harness, variant, binary, burst_ms, problem, references[variant.precision],
+                                      window_s, checking)
                 rows.append(row)
                 if log is not None:
                     print(describe(row), file=log, flush=True)

@@ -43,7 +43,7 @@ from ..study.registry import Registry
 from ..study.settings import Checking, Timing
 from ..study.shapes import Shape
 from . import bench, energy
-from .devicecheck import DeviceReference
+from .devicecheck import References
 
 COOLDOWN_S = 0.5   # idle before each round's burst samples and each sustained run
 TIE = 0.01         # a step this close to the best (timed median, at the reference size) is measured too
@@ -119,8 +119,9 @@ def measure(gpu, harness, problem: energy.Problem, contenders: dict, rounds: int
     variants = {v.id: (v, binary, ms) for v, binary, ms in problem.variants}
     M, N, K = shape = problem.shape
     rows = []
-    with DeviceReference(gpu, harness, problem.a, problem.b) as reference:
+    with References(gpu, harness, problem.a, problem.b) as references:
         for precision, sides in contenders.items():
+            reference = references[precision]
             for round_no in range(1, rounds + 1):
                 first_second = order(sides, round_no)
                 time.sleep(COOLDOWN_S)

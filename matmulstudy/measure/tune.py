@@ -43,7 +43,7 @@ def sweep(variant: Variant, search: Search, size: int, budget_s: float, arch: st
         problems = []   # (shape, A, B, its reference on the GPU)
         for shape in (CHECK_SHAPE, Shape(size, size, size)):
             a, b = data.make_inputs(shape, 0)
-            problems.append((shape, a, b, DeviceReference(gpu, harness, a, b)))
+            problems.append((shape, a, b, DeviceReference(gpu, harness, a, b, variant.precision)))
         for combo, invalid in search.candidates(variant.defines):
             row = {"variant": variant.id, "defines": " ".join(f"{k}={v}" for k, v in combo.items()), "size": size}
             if invalid:

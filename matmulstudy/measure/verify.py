@@ -9,13 +9,17 @@ For element (i, j) let p_k = a_ik b_kj (k = 1..K) be its products and
 the root-sum-square of its products: the size of the terms the sum is made
 of. A result passes when every element satisfies
 
-    |C_ij - R_ij| <= tau * (eps_in + eps_acc * sqrt(K)) * r_ij         (1)
+    |C_ij - R_ij| <= tau * (eps_in + eps_acc * sqrt(K) + eps_bias * K) * r_ij     (1)
 
 with R = A @ B in float64, tau the config's `tolerance` (8), and per
 precision (its row of matmulstudy/precisions.py) eps_acc = 2^-23 (FP32
-accumulation) and eps_in the relative error of one product from its rounded
-inputs: 0 for FP32 inputs; for a precision that rounds its inputs, derived
-beside its row.
+accumulation), eps_in the relative error of one product from its rounded
+inputs (0 for FP32 inputs; for a precision that rounds its inputs in the
+kernel, derived beside its row), and eps_bias the part of a sum's error
+that grows with K because it does not average out: 0 where every addition
+rounds to nearest, and for BF16, whose tensor-core sums are cut toward
+zero, derived beside its row. (BF16's R is the product of its rounded
+inputs: A and B as its kernels read them.)
 
 Why (1), and not the classic bound. Any summation order forms about K sums,
 each rounded: s -> s (1 + d), |d| <= u = 2^-24 (FMA: the product itself is
@@ -48,8 +52,11 @@ What the bound rejects, in units of the FP32 bound's eps32 sqrt(K) r:
   units at every K;
 - a missing tile of products, a wrong element, NaN, an unwritten element: all
   far beyond it.
-Every result of another precision is also held against FP32's bound
-(base_margin), where it must fail: the two cannot be mistaken for each other.
+Every result of another precision whose reference is the product of the
+inputs as given (one that rounds them in its kernels) is also held against
+FP32's bound (base_margin), where it must fail: the two cannot be mistaken
+for each other. BF16's reference is of its rounded inputs, and its
+base_margin is NaN.
 
 The bound is made for the study's random inputs; adversarial inputs (all
 products of one sign) can reach the worst case above, and are not the
@@ -83,9 +90,10 @@ _ROWS = 512                                # rows per chunk: bounded memory at 1
 
 
 def bound(K: int, tolerance: float, precision: str = precisions.BASE.id) -> float:
-    """Bound (1)'s coefficient, tau * (eps_in + eps_acc sqrt(K)): an element may be off by this times its r_ij."""
+    """Bound (1)'s coefficient, tau * (eps_in + eps_acc sqrt(K) + eps_bias K): an element may be off by this
+    times its r_ij."""
     p = precisions.get(precision)
-    return tolerance * (p.eps_in + p.eps_acc * math.sqrt(K))
+    return tolerance * (p.eps_in + p.eps_acc * math.sqrt(K) + p.eps_bias * K)
 
 
 @dataclass(frozen=True)
@@ -129,7 +137,8 @@ def bounds(K: int, tolerance: float, precision: str, exact: bool) -> dict:
     """The Verification fields that say what a result was held to: its bound, and the base precision's."""
     if exact:
         return {"bound": 0.0, "base_bound": 0.0}
-    return {"bound": bound(K, tolerance, precision), "base_bound": bound(K, tolerance, precisions.BASE.id)}
+    base = bound(K, tolerance, precisions.BASE.id) if precisions.get(precision).held_to_fp32 else float("nan")
+    return {"bound": bound(K, tolerance, precision), "base_bound": base}
 
 
 def scale(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -46,7 +46,7 @@ def _chapter_progression(p: precisions.Precision) -> Figure:
                   (p.id,))
 
 
-_EACH_ITS_OWN = [precisions.BASE.label] + [f"{p.label} for the {p.adjective} steps" for p in precisions.others()]
+_EACH_ITS_OWN = [precisions.BASE.label] + [f"{p.label} for the {p.label} {p.adjective} steps" for p in precisions.others()]
 
 FIGURES = (
     Figure("progression", "progression", "1. Progression", "progression.rst",
@@ -63,7 +63,7 @@ FIGURES = (
            f"and of the {precisions.BASE.label} peak, per shape"),
     Figure("roofline", "roofline", "3. Efficiency", "roofline.rst",
            "each step at its arithmetic intensity, under the measured bandwidth and the peak of its precision "
-           f"({'; '.join(_EACH_ITS_OWN)}{', in a panel of their own' if precisions.others() else ''})"),
+           f"({'; '.join(_EACH_ITS_OWN)}{', each in a panel of its own' if precisions.others() else ''})"),
     Figure("power", "power", "3. Efficiency", "power.rst",
            "each GPU variant run back to back at the power cap: its speed against the GPU's power, with the power "
            "limit and lines of equal GFLOP per joule"),

@@ -129,7 +129,9 @@ def verification_sentence(st: Study) -> str:
     text = f"the largest error of a correct {precisions.BASE.label} result {base['margin'].max():.2f} of the bound"
     others = s[(s["precision"].fillna(precisions.BASE.id) != precisions.BASE.id) & (s["dtype"] == "float32")]
     if "fp32_margin" in others and others["fp32_margin"].notna().any():
-        text += (f"; every other precision's result at least {others['fp32_margin'].min():.1f} times over the "
+        held = " and ".join(p.label for p in precisions.others() if p.held_to_fp32 and
+                            (others["precision"] == p.id).any())
+        text += (f"; every {held} result at least {others['fp32_margin'].min():.1f} times over the "
                  f"{precisions.BASE.label} bound, so that the two cannot be mistaken")
     return f"- {facts(st)['gpu']}: " + text + "."
 

@@ -229,13 +229,18 @@ def verification(study: Study) -> list[str]:
     else:
         tau, base = study.config.get("tolerance", "τ"), precisions.BASE
         eps_in = ", ".join(f"{p.eps_in_text()} for {p.label}" for p in precisions.TABLE)
-        others = " or ".join(p.label for p in precisions.others())
+        biased = [p for p in precisions.TABLE if p.eps_bias]
+        bias = "".join(f"; ε_bias = 2⁻²³/{round(precisions.EPS32 / p.eps_bias)} for {p.label}, whose tensor-core "
+                       "sums are cut toward zero, over the product of its inputs rounded as its kernels read them"
+                       for p in biased)
+        held = " or ".join(p.label for p in precisions.others() if p.held_to_fp32)
         lines += [f"Every element of every result against a float64 reference, with |C − R| ≤ {tau} · (ε_in + "
-                  f"2⁻²³·√K) · r, r = √((A∘A)(B∘B)) (ε_in = {eps_in}; derived in "
-                  f"{repo_link(study, 'matmulstudy/measure/verify.py')}). The margin is the largest error over "
-                  f"that bound, per measurement: at most 1 passes; the bound is set so that a correct {base.label} "
-                  f"result stays at or below 0.5. A {others} variant is also measured against {base.label}'s bound, "
-                  "where it must fail (margin ≥ 2), so that the two precisions cannot be mistaken for each other.",
+                  f"2⁻²³·√K{' + ε_bias·K' if biased else ''}) · r, r = √((A∘A)(B∘B)) (ε_in = {eps_in}{bias}; "
+                  f"derived in {repo_link(study, 'matmulstudy/measure/verify.py')}). The margin is the largest error "
+                  f"over that bound, per measurement: at most 1 passes; the bound is set so that a correct "
+                  f"{base.label} result stays at or below 0.5. A {held} variant is also measured against "
+                  f"{base.label}'s bound, where it must fail (margin ≥ 2), so that the two precisions cannot be "
+                  "mistaken for each other.",
                   "",
                   f"| variant | precision | worst margin | at shape | margin at {study.size} | "
                   f"least margin over {base.label}'s bound |", "| --- | --- | ---: | --- | ---: | ---: |"]

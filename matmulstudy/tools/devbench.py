@@ -28,7 +28,7 @@ import pandas as pd
 from ..errors import StudyError
 from ..gpu import host
 from ..measure import bench, build, data, energy
-from ..measure.devicecheck import DeviceReference, workspace
+from ..measure.devicecheck import References, workspace
 from ..study.registry import load_registry
 from ..study.settings import CHECK_ONLY, Timing, default_settings
 from ..study.shapes import Shape
@@ -64,8 +64,9 @@ def run(variant_ids: list[str], check_shapes: list[Shape], time_shapes: list[Sha
         for shape in [s for s in check_shapes if s not in time_shapes] + time_shapes:
             timed = shape in time_shapes
             a, b = data.make_inputs(shape, 0)
-            with DeviceReference(gpu, harness, a, b) as reference:
+            with References(gpu, harness, a, b) as references:
                 for v in variants:
+                    reference = references[v.precision]
                     timing = TIMING if timed else CHECK_ONLY
                     res = bench.measure(v, shape, 0, a, b, cubins.get(v.id), timing, checking, harness=harness,
                                         session=gpu, reference=reference)

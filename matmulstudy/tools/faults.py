@@ -29,7 +29,7 @@ import yaml
 from ..errors import StudyError
 from ..gpu import host
 from ..measure import bench, build, data, sanitize
-from ..measure.devicecheck import DeviceReference, workspace
+from ..measure.devicecheck import References, workspace
 from ..study.paths import ROOT
 from ..study.registry import parse_variants
 from ..study.settings import CHECK_ONLY, Checking, default_settings
@@ -94,10 +94,11 @@ def run_suite(arch: str, faults: list[Fault], checking: Checking, log=sys.stdout
                         key=lambda s: s.flop)
         for shape in shapes:
             a, b = data.make_inputs(shape, SEED)
-            with DeviceReference(gpu, harness, a, b) as reference:
+            with References(gpu, harness, a, b) as references:
                 for f in faults:
                     if shape not in f.shapes:
                         continue
+                    reference = references[f.variant.precision]
                     res = bench.measure(f.variant, shape, SEED, a, b, cubins[f.variant.id], CHECK_ONLY, checking,
                                         harness=harness, session=gpu, reference=reference).iloc[0]
                     race = (sanitize.run("racecheck", launcher, cubins[f.variant.id], f.variant, shape, log)

@@ -1,7 +1,8 @@
 """Launch one variant once, for a profiler: python -m matmulstudy.tools.launch_once ID MxNxK [CUBIN].
 
 ncu replays that one launch as often as its counters need. The inputs are
-the study's seeded float32 matrices; the result is not checked here (the
+the study's seeded float32 matrices (rounded to BF16 for a BF16 variant, as
+it reads them); the result is not checked here (the
 bench jobs verify every variant on this shape). A cuda variant needs its
 cubin; a cublas variant calls cuBLAS with its precision's math mode.
 """
@@ -15,7 +16,7 @@ from ..gpu.cublas import Cublas
 from ..gpu.launch import launcher
 from ..gpu.session import GpuSession
 from ..measure.build import built_variant
-from ..measure.data import make_inputs
+from ..measure.data import make_inputs, operands
 from ..study.registry import load_registry
 from ..study.shapes import Shape
 
@@ -29,7 +30,7 @@ def main(argv: list[str]) -> None:
     shape = Shape.parse(argv[1])
     if not variant.is_gpu or variant.is_built != (len(argv) == 3):
         raise StudyError(f"{variant.id}: a cuda variant needs its CUBIN, a cublas one none, others cannot run here")
-    a, b = make_inputs(shape, 0)
+    a, b = operands(*make_inputs(shape, 0), variant.precision)
     M, N, K = shape
     with GpuSession() as gpu:
         d_a, d_b, d_c = gpu.to_device(a), gpu.to_device(b), gpu.empty(M * N * 4)
@@ -37,7 +38,7 @@ def main(argv: list[str]) -> None:
             launcher(gpu, argv[2], variant, M, N, K, d_a, d_b, d_c)()
         else:
             with Cublas(variant.precision) as blas:
-                blas.sgemm(M, N, K, d_a, d_b, d_c)
+                blas.gemm(M, N, K, d_a, d_b, d_c)
                 gpu.synchronize()
         gpu.synchronize()
 

@@ -48,7 +48,7 @@ def trace(variant_id: str, shape: Shape, seconds: float, arch: str) -> pd.DataFr
             cubin = tmp / f"{variant.id}.cubin"
             build.build(variant, cubin, tmp / f"{variant.id}.json", variant.target(arch), io.StringIO())
         a, b = data.make_inputs(shape, 0)
-        with DeviceReference(gpu, harness, a, b) as reference:
+        with DeviceReference(gpu, harness, a, b, variant.precision) as reference:
             checked = bench.measure(variant, shape, 0, a, b, cubin, CHECK_ONLY, default_settings().checking,
                                     harness=harness, session=gpu, reference=reference)
             if not checked["verified"].all():
@@ -56,11 +56,11 @@ def trace(variant_id: str, shape: Shape, seconds: float, arch: str) -> pd.DataFr
             M, N, K = shape
             d_c = gpu.empty(M * N * 4)
             if variant.backend == "cuda":
-                launch = launcher(gpu, cubin, variant, M, N, K, reference.d_a, reference.d_b, d_c)
+                launch = launcher(gpu, cubin, variant, M, N, K, *reference.operands, d_c)
             else:
                 blas = gpu.kept(("cuBLAS", variant.precision), lambda: Cublas(variant.precision))
                 def launch():
-                    blas.sgemm(M, N, K, reference.d_a, reference.d_b, d_c)
+                    blas.gemm(M, N, K, *reference.operands, d_c)
             return _run(gpu, launch, seconds, shape)
 
 

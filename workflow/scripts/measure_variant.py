@@ -96,7 +96,8 @@ def measure_all(snakemake, variant, seed, problems, measured):
                     reference = None
                     if problem["check"] == "gpu":
                         from matmulstudy.measure.devicecheck import DeviceReference
-                        reference = per_shape.enter_context(DeviceReference(session, inp.harness, a, b))
+                        reference = per_shape.enter_context(DeviceReference(session, inp.harness, a, b,
+                                                                                  variant.precision))
                     elif problem["check"] == "cpu":
                         reference = bench.HostReference(data.load(problem["ref"]), data.load(problem["scale"]))
                     rows = bench.measure(variant, shape, seed, a, b, inp.get("binary"), timing,

@@ -78,7 +78,8 @@ def power(study: Study, stem: Path) -> list[Path]:
     ranked = sorted(dict(zip(labels, handles)).items(), key=lambda item: order[item[0]])
     axes[0, -1].legend([h for _, h in ranked], [t for t, _ in ranked], fontsize=8, loc="upper left",
                        bbox_to_anchor=(1.01, 1), frameon=False, title_fontsize=8,
-                       title="; ".join(f"{MARKER_NAMES[m]}: {p.label}" for m, p in zip(MARKERS, precisions.TABLE)))
+                       title="; ".join(f"{MARKER_NAMES[m]}: {p.label}" for m, p in zip(MARKERS, precisions.TABLE)
+                                       if (s["precision"] == p.id).any()))   # the precisions this study has
     fig.suptitle(f"Each GPU variant back to back at the power cap, float32 inputs, on {gpu['gpu_name']}\n"
                  "speed against power from NVML's energy counter (label: step number); dotted: equal GFLOP per joule",
                  fontsize=11)

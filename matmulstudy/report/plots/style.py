@@ -195,6 +195,7 @@ def mark_chapters(ax, chapters: list[str], top: bool = True) -> None:
 def placeholder(text: str, stem: Path) -> list[Path]:
     """A figure that says why there is nothing to draw (the report's list of figures stays fixed)."""
     lines = textwrap.wrap(text, 90)
+    sns.set_theme(style="white", context="notebook")   # its own: the same bytes whatever was drawn before it
     fig, ax = plt.subplots(figsize=(7.5, 1.2 + 0.25 * len(lines)))
     ax.axis("off")
     ax.text(0.5, 0.5, "\n".join(lines), ha="center", va="center", fontsize=10)
