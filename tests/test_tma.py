@@ -2,6 +2,7 @@
 what the driver is asked for, how the kernel is launched (its shared memory, its maps, its sanitizer run)."""
 
 import ctypes
+import dataclasses
 
 import pytest
 
@@ -9,7 +10,7 @@ from matmulstudy.gpu import tma
 from matmulstudy.measure import sanitize
 from matmulstudy.study.shapes import Shape
 from matmulstudy.errors import StudyError
-from matmulstudy.study.paths import KERNEL_HEADERS
+from matmulstudy.study.paths import KERNEL_HEADERS, ROOT
 from matmulstudy.study.registry import load_registry
 
 BOXES = {"A": (256, 32), "B": (32, 32)}
@@ -65,6 +66,34 @@ def test_maps_only_where_every_row_starts_on_16_bytes_as_the_kernel_decides(M, N
 @pytest.mark.parametrize("box", [(256, 32), (1, 4), (64, 16)])
 def test_boxes_the_copy_engine_takes_with_the_128_byte_swizzle(box):
     assert tma.check_box("A", box, "here") == box
+
+
+def test_bf16_maps_take_two_byte_elements_and_rows_of_a_multiple_of_8():
+    """A and B of a BF16 step are maps of 16-bit elements (cuda.h's CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 9): twice
+    the columns in a 128-byte box row, and rows on 16 bytes only where K and N are multiples of 8; C stays
+    float32. A box the element type cannot take is named with its rule."""
+    plans = tma.plan({"A": (128, 64), "B": (64, 64), "C": (128, 32)}, 300, 200, 72, ADDRESSES, tma.BFLOAT16)
+    assert plans["A"] == tma.MapPlan(dims=(72, 300), row_bytes=72 * 2, box=(64, 128), elem=tma.BFLOAT16)
+    assert plans["B"] == tma.MapPlan(dims=(200, 72), row_bytes=200 * 2, box=(64, 64), elem=tma.BFLOAT16)
+    assert plans["C"] == tma.MapPlan(dims=(200, 300), row_bytes=200 * 4, box=(32, 128))
+    assert tma.plan(BOXES, 4, 8, 12, ADDRESSES, tma.BFLOAT16) == {"A": None, "B": None}   # K = 12: 24-byte rows
+    assert tma.plan(BOXES, 4, 8, 12, ADDRESSES)["A"] is not None                         # in float32, 48 bytes
+    assert tma.check_box("A", (128, 64), "here", tma.BFLOAT16) == (128, 64)
+    with pytest.raises(StudyError, match=r"cols a multiple of 8 up to 64 \(bfloat16\)"):
+        tma.check_box("A", (128, 4), "here", tma.BFLOAT16)
+    with pytest.raises(StudyError, match="no tensor map is made here for int8 elements"):
+        tma.element("int8")
+    step19 = load_registry()["gpu_wgmma_tma"]   # its boxes held to BF16's rule where its precision were BF16
+    as_bf16 = dataclasses.replace(step19, precision="bf16", defines={**step19.defines, "BK": 4})
+    assert as_bf16.operand_element == tma.BFLOAT16 and step19.operand_element == tma.FLOAT32
+    with pytest.raises(StudyError, match=r"variant gpu_wgmma_tma: tensor_maps A box \d+x4 .* \(bfloat16\)"):
+        as_bf16.tensor_maps
+    # the sanitizer's launcher is told the elements' size, and makes its maps and rule by it (launch.cu)
+    as_bf16 = dataclasses.replace(step19, precision="bf16", defines={**step19.defines, "BK": 8})
+    assert sanitize.command("memcheck", "launch", "k.cubin", as_bf16, Shape(64, 64, 64), exe="cs")[-1] == "elem=2"
+    assert not sanitize.command("memcheck", "launch", "k.cubin", step19, Shape(64, 64, 64), exe="cs")[-1].startswith("elem")
+    source = (ROOT / "matmulstudy" / "gpu" / "launch.cu").read_text()
+    assert "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16" in source and "kK % per16 == 0 && kN % per16 == 0" in source
 
 
 def test_without_a_driver_the_error_says_what_is_missing(monkeypatch):

@@ -1,6 +1,7 @@
 // One launch of one kernel of a cubin, for compute-sanitizer (matmulstudy/sanitize.py).
 //
 //   launch CUBIN KERNEL M N K GRID_X GRID_Y BLOCK_X BLOCK_Y [SHARED [A_BOX B_BOX [C_BOX]]] [pad=COPY_KERNEL]
+//          [elem=BYTES]
 //
 // SHARED: the bytes of dynamic shared memory (the kernel's limit raised to
 // them first); the boxes (ROWSxCOLS): the kernel takes TMA tensor maps of A
@@ -13,6 +14,11 @@
 // by COPY_KERNEL (of the same cubin) into zero-padded workspace of K4 and N4
 // (K and N rounded up to multiples of 4) columns, KERNEL multiplies the
 // (M, N4, K4) problem (GRID is that problem's), and C is copied back.
+// elem=2 (a BF16 variant): the kernel reads A and B as 2-byte elements, so
+// their maps are of BF16 (cuda.h's CU_TENSOR_MAP_DATA_TYPE_BFLOAT16) with
+// rows of K (N) two-byte elements, usable where K and N are multiples of 8
+// (matmulstudy/gpu/tma.py's rule); C stays float32. Not with pad=, whose
+// copy kernel moves float32.
 // A small native program rather than Python: compute-sanitizer starts it in
 // well under a second, so every tool can run on every variant and shape. It
 // calls the kernel exactly as the study does, (M, N, K, A, B, C) with A, B
@@ -42,8 +48,10 @@ static int fail(cudaError_t err, const char* what)
         if (err_ != cudaSuccess) return fail(err_, #call); \
     } while (0)
 
-// A row-major rows x cols float32 matrix at `base`, boxes of box_rows x box_cols; false if the driver refuses.
-static bool encode(CUtensorMap* map, const float* base, int rows, int cols, unsigned box_rows, unsigned box_cols)
+// A row-major rows x cols matrix of `elem`-byte elements (4: float32, 2: BF16) at `base`, boxes of box_rows x
+// box_cols; false if the driver refuses.
+static bool encode(CUtensorMap* map, const void* base, int rows, int cols, unsigned box_rows, unsigned box_cols,
+                   int elem = 4)
 {
     static PFN_cuTensorMapEncodeTiled_v12000 fn = nullptr;
     cudaDriverEntryPointQueryResult found;
@@ -51,9 +59,10 @@ static bool encode(CUtensorMap* map, const float* base, int rows, int cols, unsi
                                                  cudaEnableDefault, &found) != cudaSuccess ||
                 found != cudaDriverEntryPointSuccess))
         return false;
-    const cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows}, strides[1] = {(cuuint64_t)cols * sizeof(float)};
+    const cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows}, strides[1] = {(cuuint64_t)cols * elem};
     const cuuint32_t box[2] = {box_cols, box_rows}, steps[2] = {1, 1};
-    return fn(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float*>(base), dims, strides, box, steps,
+    const CUtensorMapDataType type = elem == 2 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    return fn(map, type, 2, const_cast<void*>(base), dims, strides, box, steps,
               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
@@ -71,11 +80,20 @@ static cudaError_t copy(cudaKernel_t pad, const float* src, int src_rows, int sr
 int main(int argc, char** argv)
 {
     const char* pad_name = nullptr;
-    if (argc > 10 && std::strncmp(argv[argc - 1], "pad=", 4) == 0)
-        pad_name = argv[--argc] + 4;
+    int elem = 4;   // bytes of an element of A and B as the kernel reads them
+    while (argc > 10 && (std::strncmp(argv[argc - 1], "pad=", 4) == 0 || std::strncmp(argv[argc - 1], "elem=", 5) == 0)) {
+        if (argv[argc - 1][0] == 'p')
+            pad_name = argv[--argc] + 4;
+        else
+            elem = std::atoi(argv[--argc] + 5);
+    }
+    if ((elem != 4 && elem != 2) || (elem == 2 && pad_name)) {
+        std::fprintf(stderr, "launch: elem= is 4 or 2, and 2 not with pad=\n");
+        return 2;
+    }
     if (argc != 10 && argc != 11 && argc != 13 && argc != 14) {
         std::fprintf(stderr, "usage: launch CUBIN KERNEL M N K GRID_X GRID_Y BLOCK_X BLOCK_Y "
-                             "[SHARED [A_BOX B_BOX [C_BOX]]] [pad=COPY_KERNEL]\n");
+                             "[SHARED [A_BOX B_BOX [C_BOX]]] [pad=COPY_KERNEL] [elem=BYTES]\n");
         return 2;
     }
     const int shared = argc > 10 ? std::atoi(argv[10]) : 0, nmaps = argc > 11 ? argc - 11 : 0;
@@ -135,9 +153,10 @@ int main(int argc, char** argv)
     }
     CUtensorMap maps[3];
     std::memset(maps, 0, sizeof maps);
-    const bool loads = nmaps >= 2 && kK % 4 == 0 && kN % 4 == 0, store = nmaps == 3 && kN % 4 == 0;
-    if ((loads && !(encode(&maps[0], ka, M, kK, boxes[0][0], boxes[0][1]) &&
-                    encode(&maps[1], kb, kK, kN, boxes[1][0], boxes[1][1]))) ||
+    const int per16 = 16 / elem;   // elements of A and B in 16 bytes: rows start on 16 bytes where K, N are multiples
+    const bool loads = nmaps >= 2 && kK % per16 == 0 && kN % per16 == 0, store = nmaps == 3 && kN % 4 == 0;
+    if ((loads && !(encode(&maps[0], ka, M, kK, boxes[0][0], boxes[0][1], elem) &&
+                    encode(&maps[1], kb, kK, kN, boxes[1][0], boxes[1][1], elem))) ||
         (store && !encode(&maps[2], kc, M, kN, boxes[2][0], boxes[2][1]))) {
         std::fprintf(stderr, "launch: cuTensorMapEncodeTiled refused a map\n");
         return 1;

@@ -52,7 +52,8 @@ def _kernel_launcher(gpu, cubin_path, variant, M: int, N: int, K: int, d_a, d_b,
         kernel = gpu.kept(("driver kernel", path), lambda: tma.DriverKernel(path, name, shared))
         if variant.grid_expr:
             grid = resident_grid(variant, grid, kernel.max_active_clusters(grid, block))
-        maps = tma.map_arguments(variant.tensor_maps, M, N, K, {"A": int(d_a), "B": int(d_b), "C": int(d_c)})
+        maps = tma.map_arguments(variant.tensor_maps, M, N, K, {"A": int(d_a), "B": int(d_b), "C": int(d_c)},
+                                 variant.operand_element)
         return kernel.launcher(grid, block, M, N, K, int(d_a), int(d_b), int(d_c), maps)
     func = gpu.load_function(cubin_path, name, "iiiPPPI" if variant.launch_number else "iiiPPP")
     if shared > DEFAULT_SHARED_LIMIT:

@@ -4,9 +4,10 @@ A kernel of the registry with `tensor_maps: {A: [rows, cols], B: [rows,
 cols]}` (and C: [rows, cols], to store C with the copy engine too) takes,
 after the study's (M, N, K, A, B, C), one CUtensorMap per matrix, by value
 (`const __grid_constant__ CUtensorMap`): 128 bytes made on the host by the
-driver's cuTensorMapEncodeTiled, which describe the row-major float32
-matrix in global memory and the box (rows x cols elements) one copy brings
-into shared memory, with the 128-byte swizzle.
+driver's cuTensorMapEncodeTiled, which describe the row-major matrix in
+global memory (A and B of the element type its precision's kernels read,
+float32 or BF16; C float32) and the box (rows x cols elements) one copy
+brings into shared memory, with the 128-byte swizzle.
 PyCUDA does not wrap that function; it is called here in the driver itself
 (libcuda, through ctypes), as the CUDA programming guide's TMA section does
 through the runtime's entry-point query.
@@ -20,8 +21,8 @@ CUDA 13 driver), while the same launch with one pointer per parameter
 (`kernelParams`, as the runtime's cudaLaunchKernel does) runs.
 
 The copy engine needs every row of a matrix to start on 16 bytes: a row
-stride that is a multiple of 16 bytes (its columns a multiple of 4) and a
-16-byte-aligned base. Where that does not hold (K or N odd, say), no map can
+stride that is a multiple of 16 bytes (its columns a multiple of 4 in
+float32, of 8 in BF16) and a 16-byte-aligned base. Where that does not hold (K or N odd, say), no map can
 describe the matrix; the host passes 128 zero bytes, and the kernel, which
 applies the same rule to its own arguments (`plan` here, maps_usable and
 store_map_usable in kernels/common/tma_pipeline.cuh), loads those slices itself
@@ -39,49 +40,72 @@ from ..errors import StudyError
 
 MAP_BYTES = 128          # sizeof(CUtensorMap)
 MAP_ALIGN = 128          # alignof(CUtensorMap) in CUDA 13's cuda.h (kernels/common/hopper.cuh asserts both)
-ELEMENT_BYTES = 4        # float32
 SWIZZLE_BYTES = 128      # CU_TENSOR_MAP_SWIZZLE_128B: a box row of at most 128 bytes
 MAX_BOX = 256            # a box spans at most 256 elements in each dimension
 
+
+@dataclass(frozen=True)
+class Element:
+    """An element type a tensor map describes: its name (a precision's `inputs`), bytes, and cuda.h's
+    CUtensorMapDataType enumerator for it."""
+    name: str
+    bytes: int
+    code: int
+
+
+FLOAT32, BFLOAT16 = Element("float32", 4, 7), Element("bfloat16", 2, 9)
+ELEMENTS = {e.name: e for e in (FLOAT32, BFLOAT16)}
+
 # cuda.h's enumerators (CUDA 12 and 13)
-_FLOAT32, _INTERLEAVE_NONE, _SWIZZLE_128B, _L2_PROMOTION_256B, _OOB_FILL_ZEROS = 7, 0, 3, 3, 0
+_INTERLEAVE_NONE, _SWIZZLE_128B, _L2_PROMOTION_256B, _OOB_FILL_ZEROS = 0, 3, 3, 0
 _MAX_DYNAMIC_SHARED = 8   # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
 
 
-def check_box(name: str, box, where: str) -> tuple[int, int]:
-    """A box (rows, cols) that a 128-byte-swizzled float32 tensor map accepts, or a StudyError saying why not."""
+def element(name: str) -> Element:
+    """The element type of this name, or a StudyError naming those a tensor map is made for here."""
+    if name not in ELEMENTS:
+        raise StudyError(f"no tensor map is made here for {name} elements (only {', '.join(ELEMENTS)})")
+    return ELEMENTS[name]
+
+
+def check_box(name: str, box, where: str, elem: Element = FLOAT32) -> tuple[int, int]:
+    """A box (rows, cols) that a 128-byte-swizzled tensor map of these elements accepts, or a StudyError
+    saying why not."""
     rows, cols = box
-    if not (1 <= rows <= MAX_BOX and 1 <= cols and cols * ELEMENT_BYTES <= SWIZZLE_BYTES
-            and cols * ELEMENT_BYTES % 16 == 0):
+    if not (1 <= rows <= MAX_BOX and 1 <= cols and cols * elem.bytes <= SWIZZLE_BYTES
+            and cols * elem.bytes % 16 == 0):
         raise StudyError(f"{where}: tensor_maps {name} box {rows}x{cols} is not one the copy engine takes with the "
-                         f"128-byte swizzle: rows 1..{MAX_BOX}, cols a multiple of 4 up to "
-                         f"{SWIZZLE_BYTES // ELEMENT_BYTES} (float32)")
+                         f"128-byte swizzle: rows 1..{MAX_BOX}, cols a multiple of {16 // elem.bytes} up to "
+                         f"{SWIZZLE_BYTES // elem.bytes} ({elem.name})")
     return rows, cols
 
 
 @dataclass(frozen=True)
 class MapPlan:
-    """What cuTensorMapEncodeTiled is given for one row-major rows x cols float32 matrix."""
+    """What cuTensorMapEncodeTiled is given for one row-major rows x cols matrix."""
     dims: tuple          # (cols, rows): innermost first
     row_bytes: int       # the stride between rows
     box: tuple           # (box cols, box rows): innermost first
+    elem: Element = FLOAT32
 
 
-def usable(rows: int, cols: int, address: int) -> bool:
+def usable(rows: int, cols: int, address: int, elem: Element = FLOAT32) -> bool:
     """Whether the copy engine can describe this matrix: its rows start on 16 bytes."""
-    return cols * ELEMENT_BYTES % 16 == 0 and address % 16 == 0 and rows <= 2**32 and cols <= 2**32
+    return cols * elem.bytes % 16 == 0 and address % 16 == 0 and rows <= 2**32 and cols <= 2**32
 
 
-def plan(boxes: dict, M: int, N: int, K: int, addresses: dict) -> dict:
+def plan(boxes: dict, M: int, N: int, K: int, addresses: dict, operands: Element = FLOAT32) -> dict:
     """The maps of A (M x K), B (K x N) and C (M x N) named in boxes {matrix: (rows, cols)}, at device
-    addresses {matrix: address}: a MapPlan each, or None where the kernel goes without it. A and B come
-    together or not at all (the kernel's producer uses both or neither): both need their rows on 16 bytes
-    (K % 4 == 0, N % 4 == 0, 16-byte aligned); C needs N % 4 == 0 and a 16-byte-aligned C."""
+    addresses {matrix: address}: a MapPlan each, or None where the kernel goes without it. A and B are of
+    `operands` elements, C float32. A and B come together or not at all (the kernel's producer uses both or
+    neither): both need their rows on 16 bytes (K and N multiples of 4 in float32, of 8 in BF16, 16-byte
+    aligned); C needs N % 4 == 0 and a 16-byte-aligned C."""
     shapes = {"A": (M, K), "B": (K, N), "C": (M, N)}
-    ok = {name: usable(*shapes[name], addresses[name]) for name in boxes}
+    elems = {"A": operands, "B": operands, "C": FLOAT32}
+    ok = {name: usable(*shapes[name], addresses[name], elems[name]) for name in boxes}
     loads = ok["A"] and ok["B"]
-    return {name: MapPlan((shapes[name][1], shapes[name][0]), shapes[name][1] * ELEMENT_BYTES,
-                          tuple(reversed(boxes[name])))
+    return {name: MapPlan((shapes[name][1], shapes[name][0]), shapes[name][1] * elems[name].bytes,
+                          tuple(reversed(boxes[name])), elems[name])
             if (loads if name in "AB" else ok[name]) else None for name in boxes}
 
 
@@ -112,7 +136,7 @@ def encode(p: MapPlan, address: int) -> bytes:
     out = (ctypes.c_ubyte * (MAP_BYTES + MAP_ALIGN))()   # room to align it to 128 bytes
     start = -ctypes.addressof(out) % MAP_ALIGN
     status = _encode_function()(
-        ctypes.c_void_p(ctypes.addressof(out) + start), _FLOAT32, u32(2), ctypes.c_void_p(address),
+        ctypes.c_void_p(ctypes.addressof(out) + start), p.elem.code, u32(2), ctypes.c_void_p(address),
         (u64 * 2)(*p.dims), (u64 * 1)(p.row_bytes), (u32 * 2)(*p.box), (u32 * 2)(1, 1),
         _INTERLEAVE_NONE, _SWIZZLE_128B, _L2_PROMOTION_256B, _OOB_FILL_ZEROS)
     if status != 0:
@@ -121,11 +145,11 @@ def encode(p: MapPlan, address: int) -> bytes:
     return bytes(out[start:start + MAP_BYTES])
 
 
-def map_arguments(boxes: dict, M: int, N: int, K: int, addresses: dict) -> list[bytes]:
+def map_arguments(boxes: dict, M: int, N: int, K: int, addresses: dict, operands: Element = FLOAT32) -> list[bytes]:
     """The kernel's map arguments, in the order of `boxes` (A, B[, C]): encoded, or zeros where the kernel
     is to go without that map."""
     return [bytes(MAP_BYTES) if p is None else encode(p, addresses[name])
-            for name, p in plan(boxes, M, N, K, addresses).items()]
+            for name, p in plan(boxes, M, N, K, addresses, operands).items()]
 
 
 class _LaunchConfig(ctypes.Structure):

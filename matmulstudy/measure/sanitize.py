@@ -61,6 +61,7 @@ def command(tool: str, launcher, cubin, variant: Variant, shape: Shape, exe: str
     boxes = [f"{rows}x{cols}" for rows, cols in variant.tensor_maps.values()]
     extra = [str(variant.dynamic_shared), *boxes] if variant.dynamic_shared or boxes else []
     extra += [f"pad={variant.align_rows}"] * bool(variant.align_rows)
+    extra += [f"elem={variant.operand_element.bytes}"] * (bool(boxes) and variant.operand_element.bytes != 4)
     return [exe or sanitizer_exe(), "--tool", tool, "--print-limit", "20", str(launcher), str(cubin),
             variant.kernel_for(*shape, sms), *map(str, shape), str(grid[0]), str(grid[1]), str(block[0]),
             str(block[1]), *extra]

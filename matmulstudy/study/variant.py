@@ -131,10 +131,19 @@ class Variant:
 
     @property
     def tensor_maps(self) -> dict:
-        """{matrix: (box rows, box cols)} of the TMA maps the kernel takes after C, in order (A, B); {} if none."""
-        from ..gpu.tma import check_box
-        return {name: check_box(name, tuple(eval_expr(e, self.defines) for e in box), f"variant {self.id}")
+        """{matrix: (box rows, box cols)} of the TMA maps the kernel takes after C, in order (A, B); {} if none.
+        A's and B's boxes are of the element type its precision's kernels read, C's of float32."""
+        from ..gpu import tma
+        return {name: tma.check_box(name, tuple(eval_expr(e, self.defines) for e in box), f"variant {self.id}",
+                                    self.operand_element if name in "AB" else tma.FLOAT32)
                 for name, box in self.maps_expr}
+
+    @property
+    def operand_element(self):
+        """gpu/tma.py's Element of A and B as its kernels read them (its precision's `inputs`)."""
+        from .. import precisions
+        from ..gpu import tma
+        return tma.element(precisions.get(self.precision).inputs)
 
     @property
     def flop_per_byte(self) -> float | None:
