@@ -133,14 +133,20 @@ class Precision:
                 f"in FP32; its reference is cuBLAS, {self.cublas.call}.")
 
     @property
+    def rounds_on_host(self) -> bool:
+        """Whether its inputs are rounded on the host (to BF16) before its kernels read them."""
+        return self.inputs == "bfloat16"
+
+    @property
     def operand_bytes(self) -> int:
-        """Bytes of one element of A or B as its kernels read it."""
-        return 2 if self.inputs == "bfloat16" else 4
+        """Bytes of one element of A or B as its kernels read it (gpu/tma.py's table of element types)."""
+        from .gpu.tma import element
+        return element(self.inputs).bytes
 
     def rounded(self, a, b):
         """A and B as this precision's kernels multiply them and its reference is computed from: rounded
         to BF16 (as float32 arrays holding BF16 values) where its kernels read BF16, else as given."""
-        if self.inputs != "bfloat16":
+        if not self.rounds_on_host:
             return a, b
         from .measure.data import round_to_bf16
         return round_to_bf16(a), round_to_bf16(b)

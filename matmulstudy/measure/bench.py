@@ -305,10 +305,11 @@ def measure(variant: Variant, shape: Shape, seed: int, a: np.ndarray, b: np.ndar
     if dtype not in variant.dtypes:
         raise StudyError(f"{variant.id} does not run {dtype} (its dtypes: {list(variant.dtypes)})")
     precision = precisions.get(variant.precision)
-    if precision.inputs != "float32" and isinstance(reference, HostReference):
+    if precision.rounds_on_host and isinstance(reference, HostReference):
         raise StudyError(f"{variant.id}: a {precision.label} result is checked against the product of its rounded "
                          "inputs, which a CPU reference file is not; check it on the GPU (check: gpu)")
-    a, b = precision.rounded(a, b)   # as its kernels read them (BF16) and as Freivalds' check must take them
+    if reference is None:   # Freivalds' check multiplies A and B itself, as the kernels read them (a
+        a, b = precision.rounded(a, b)   # DeviceReference rounds its own); only for shapes past full checks
     verifier = Verifier(reference, a, b, seed, checking, variant.precision)
     if variant.is_gpu:
         times, result, extra, per_sample = _measure_gpu(variant, shape, a, b, verifier, binary, harness, timing,

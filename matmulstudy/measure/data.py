@@ -38,7 +38,11 @@ def round_to_bf16(x: np.ndarray) -> np.ndarray:
     bit, then cut. (No NaN or infinity is among the study's inputs; one that rounds up past the largest
     finite value becomes infinity, as it should.)"""
     bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
-    rounded = (bits + (np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1)))) & np.uint32(0xFFFF0000)
+    rounded = bits >> np.uint32(16)   # in place from here: one array, not one a step (1.9 s at 8192^2 otherwise)
+    rounded &= np.uint32(1)
+    rounded += np.uint32(0x7FFF)
+    rounded += bits
+    rounded &= np.uint32(0xFFFF0000)
     return rounded.view(np.float32)
 
 
@@ -54,7 +58,7 @@ def operands(a: np.ndarray, b: np.ndarray, precision: str) -> tuple[np.ndarray, 
     """A and B as a variant of `precision` reads them: as given, or their 16-bit BF16 values (rounded)."""
     from .. import precisions
     p = precisions.get(precision)
-    if p.inputs != "bfloat16" or a.dtype != np.float32:
+    if not p.rounds_on_host or a.dtype != np.float32:
         return a, b
     return tuple(bf16_bits(x) for x in p.rounded(a, b))
 

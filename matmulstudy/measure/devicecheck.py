@@ -72,7 +72,7 @@ class DeviceReference:
         self.exact = np.issubdtype(a.dtype, np.integer)
         free = gpu.free_memory()
         need = reference_bytes(self.shape) + 4 * (M * K + K * N + M * N)
-        narrow = self.precision.inputs == "bfloat16"
+        narrow = self.precision.rounds_on_host
         need += 2 * (M * K + K * N) * narrow
         if need + HEADROOM > free:
             raise StudyError(
@@ -84,8 +84,8 @@ class DeviceReference:
         self._root = gpu.load_function(harness, "root", "PQ")
         self._check_result = gpu.load_function(harness, "check_result", "PiPPddQIP")
         self.d_a, self.d_b = gpu.to_device(a), gpu.to_device(b)
-        self.operands = (tuple(gpu.to_device(x) for x in data.operands(a, b, precision)) if narrow
-                         else (self.d_a, self.d_b))
+        self.operands = ((gpu.to_device(data.bf16_bits(a)), gpu.to_device(data.bf16_bits(b))) if narrow
+                         else (self.d_a, self.d_b))   # a and b rounded above: their 16-bit values, not rounded again
         a64, b64 = gpu.empty(8 * M * K), gpu.empty(8 * K * N)
         self.d_ref, self.d_scale = gpu.empty(8 * M * N), gpu.empty(8 * M * N)
         self._counters = gpu.empty(4 * 8)
