@@ -63,17 +63,22 @@ def test_gpu_variant_matches_float64_reference(registry, gpu_builds, variant_id,
         assert rows["fp32_margin"].isna().all() and rows["margin"].iloc[0] <= 0.5
 
 
-def test_the_persistent_steps_give_step_25s_bits_launch_after_launch(registry, gpu_builds):
-    """Steps 26 and 27 change which cluster computes a tile, not its sums: their C is step 25's, bit for bit.
+@pytest.mark.parametrize("ids", [
+    ["gpu_wgmma_lean", "gpu_wgmma_persistent", "gpu_wgmma_queued"],
+    ["gpu_wgmma_bf16", "gpu_wgmma_bf16_persistent", "gpu_wgmma_bf16_aligned", "gpu_wgmma_bf16_grouped",
+     "gpu_wgmma_bf16_queued"]], ids=["tf32", "bf16"])
+def test_the_persistent_steps_give_the_one_tile_steps_bits_launch_after_launch(registry, gpu_builds, ids):
+    """Steps 26 and 27 change which cluster computes a tile, not its sums: their C is step 25's, bit for bit;
+    so are steps 34 to 37's step 33's (steps 35 to 37 through the aligned copies where rows are off 16 bytes).
     Each runs twice at each shape, one shape after another in one context, so a launch that left its tile
-    counter (step 27) or any other state behind would give the next one other tiles."""
+    counter (steps 27, 37) or any other state behind would give the next one other tiles."""
     from matmulstudy.gpu.session import GpuSession
-    ids = ["gpu_wgmma_lean", "gpu_wgmma_persistent", "gpu_wgmma_queued"]
     if registry[ids[0]].unsupported(gpu_builds["arch"]):
         pytest.skip(registry[ids[0]].unsupported(gpu_builds["arch"]))
+    precision = registry[ids[0]].precision
     with GpuSession() as gpu:
         for shape in (Shape(1537, 3001, 997), Shape(2049, 4097, 33), Shape(1, 1, 1), Shape(4096, 4096, 4096)):
-            a, b = problem(shape, "float32")
+            a, b = data.operands(*problem(shape, "float32"), precision)
             d_a, d_b = gpu.to_device(a), gpu.to_device(b)
             d_c = gpu.empty(4 * shape.M * shape.N)
             results = {}
@@ -83,7 +88,7 @@ def test_the_persistent_steps_give_step_25s_bits_launch_after_launch(registry, g
                     gpu.fill_u32(d_c, 0xFFFFFFFF, shape.M * shape.N)   # NaN: an element not written shows
                     launch()
                     results[vid, run] = gpu.to_host(d_c, (shape.M, shape.N)).view(np.uint32)
-            assert not (results[ids[0], 0] == 0xFFFFFFFF).any(), shape.tag   # step 25 wrote all of C
+            assert not (results[ids[0], 0] == 0xFFFFFFFF).any(), shape.tag   # the first step wrote all of C
             for key, bits in results.items():
                 assert np.array_equal(bits, results[ids[0], 0]), (shape.tag, key)
 

@@ -59,8 +59,22 @@ def test_maps_only_where_every_row_starts_on_16_bytes_as_the_kernel_decides(M, N
     source = (KERNEL_HEADERS / "tma_pipeline.cuh").read_text()
     rule = source[source.index("bool maps_usable"):].split("}")[0]
     assert "K % 4 == 0 && N % 4 == 0" in rule and "(A) % 16 == 0" in rule and "(B) % 16 == 0" in rule
+    source = (KERNEL_HEADERS / "hopper.cuh").read_text()
     rule = source[source.index("bool store_map_usable"):].split("}")[0]
     assert "N % 4 == 0" in rule and "(C) % 16 == 0" in rule
+
+
+def test_the_bf16_kernels_load_through_maps_by_the_hosts_bf16_rule():
+    """BF16's A and B have maps where K and N are multiples of 8 and both are on 16 bytes (tma.plan with BF16
+    elements), and the BF16 steps' producer takes the same rule (wgmma_bf16.cuh's maps_usable)."""
+    boxes = {"A": (128, 64), "B": (64, 64), "C": (64, 32)}
+    for (M, N, K), loads in (((100, 16, 24), True), ((100, 16, 20), False), ((100, 12, 24), False)):
+        plans = tma.plan(boxes, M, N, K, ADDRESSES, tma.BFLOAT16)
+        assert (plans["A"] is not None, plans["B"] is not None) == (loads, loads)
+        assert plans["C"] is not None   # C stays float32: N % 4 == 0
+    source = (KERNEL_HEADERS / "wgmma_bf16.cuh").read_text()
+    rule = source[source.index("bool maps_usable"):].split("}")[0]
+    assert "K % 8 == 0 && N % 8 == 0" in rule and "(A) % 16 == 0" in rule and "(B) % 16 == 0" in rule
 
 
 @pytest.mark.parametrize("box", [(256, 32), (1, 4), (64, 16)])
@@ -196,3 +210,47 @@ def test_a_bad_align_rows_entry_is_named(raw, message):
     entries = [dict(e, **raw) if e["id"] == "gpu_wgmma_aligned" else dict(e) for e in registry.raw["variants"]]
     with pytest.raises(StudyError, match=message):
         parse_variants(entries, chapters=registry.raw.get("chapters"))
+
+
+@pytest.mark.parametrize("M, N, K, copied, shape", [
+    (4096, 4096, 4096, "", (4096, 4096, 4096)),
+    (4096, 4096, 4092, "AB", (4096, 4096, 4096)),   # K a multiple of 4, not of 8: BF16's rows are off 16 bytes
+    (4096, 4096, 4095, "AB", (4096, 4096, 4096)),
+    (200, 76, 40, "BC", (200, 80, 40)),              # N: B's rows, and C's FP32 rows then padded alike
+    (1537, 3001, 997, "ABC", (1537, 3008, 1000)),
+    (1, 1, 1, "ABC", (1, 8, 8)),
+])
+def test_the_bf16_steps_copy_rows_onto_16_bytes_of_2_byte_elements(M, N, K, copied, shape):
+    """Steps 35 and later (align_rows, BF16): K and N rounded up to multiples of 8; A's and B's workspace of
+    2-byte elements copied by pad_copy_16, C's FP32 workspace by pad_copy."""
+    from matmulstudy.gpu.launch import Padding, copy_kernel
+    v = load_registry()["gpu_wgmma_bf16_aligned"]
+    pad = Padding(v, M, N, K, 0, 0, 0)
+    _, Np, Kp = shape
+    assert v.launch_shape(M, N, K) == shape and "".join(pad.workspace_bytes()) == copied
+    assert pad.workspace_bytes() == {name: n for name, n in
+                                     {"A": 2 * M * Kp, "B": 2 * Kp * Np, "C": 4 * M * Np}.items() if name in copied}
+    assert copy_kernel(v.align_rows, 2) == "pad_copy_16" and copy_kernel(v.align_rows, 4) == "pad_copy"
+    plan = tma.plan(v.tensor_maps, *shape, ADDRESSES, tma.BFLOAT16)   # the padded problem: every map usable
+    assert all(p is not None for p in plan.values())
+
+
+def test_the_sanitizer_launches_a_bf16_step_with_its_copies_and_bf16_maps():
+    v = load_registry()["gpu_wgmma_bf16_queued"]
+    cmd = sanitize.command("memcheck", "launch", "k.cubin", v, Shape(131, 259, 67), exe="compute-sanitizer", sms=132)
+    assert cmd[-2:] == ["pad=pad_copy", "elem=2"]
+    assert cmd[-6:-2] == [str(v.dynamic_shared), "128x64", "64x64", "64x32"]
+    assert cmd[cmd.index("131") + 3: cmd.index("131") + 5] == ["132", "1"]   # the persistent grid
+    source = (ROOT / "matmulstudy" / "gpu" / "launch.cu").read_text()
+    assert 'name + "_16"' in source   # the launcher's copy kernel of 2-byte elements, as launch.py's copy_kernel
+
+
+@pytest.mark.parametrize("vid", ["gpu_wgmma_bf16_persistent", "gpu_wgmma_bf16_aligned", "gpu_wgmma_bf16_grouped",
+                                 "gpu_wgmma_bf16_queued"])
+def test_the_persistent_bf16_steps_fit_the_ring_and_cs_buffers_on_a_grid_of_the_multiprocessors(vid):
+    v = load_registry()[vid]
+    bm, bn, bk, stages = (v.defines[k] for k in ("BM", "BN", "BK", "STAGES"))
+    assert v.cluster == (1, 1) and v.launch_grid(4096, 4096, 132) == v.launch_grid(1, 1, 132) == (132, 1, 1)
+    assert v.dynamic_shared == stages * (bm + bn) * bk * 2 + (bm // 64) * 16384 + 1024 <= 227 * 1024
+    assert v.tensor_maps == {"A": (bm, bk), "B": (bk, 64), "C": (64, 32)}
+    assert v.operand_element == tma.BFLOAT16 and v.needs == "sm_90a"

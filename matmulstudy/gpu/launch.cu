@@ -9,16 +9,17 @@
 // (128-byte swizzle; 128 zero bytes where the rows do not start on 16
 // bytes: A and B unless K and N are multiples of 4, C unless N is, and the
 // kernel then goes without them).
-// pad=COPY_KERNEL (a variant with align_rows, step 24): as matmulstudy/gpu/launch.py's
-// Padding does, where K or N is not a multiple of 4 the operands are first copied
-// by COPY_KERNEL (of the same cubin) into zero-padded workspace of K4 and N4
-// (K and N rounded up to multiples of 4) columns, KERNEL multiplies the
-// (M, N4, K4) problem (GRID is that problem's), and C is copied back.
+// pad=COPY_KERNEL (a variant with align_rows, steps 24 and 35): as
+// matmulstudy/gpu/launch.py's Padding does, where K or N is not a multiple of
+// 16 bytes of A's and B's elements the operands are first copied by
+// COPY_KERNEL (of the same cubin; COPY_KERNEL_16 for 2-byte elements) into
+// zero-padded workspace of Kp and Np (K and N rounded up to such multiples)
+// columns, KERNEL multiplies the (M, Np, Kp) problem (GRID is that problem's),
+// and C is copied back by COPY_KERNEL.
 // elem=2 (a BF16 variant): the kernel reads A and B as 2-byte elements, so
 // their maps are of BF16 (cuda.h's CU_TENSOR_MAP_DATA_TYPE_BFLOAT16) with
 // rows of K (N) two-byte elements, usable where K and N are multiples of 8
-// (matmulstudy/gpu/tma.py's rule); C stays float32. Not with pad=, whose
-// copy kernel moves float32.
+// (matmulstudy/gpu/tma.py's rule); C stays float32.
 // A small native program rather than Python: compute-sanitizer starts it in
 // well under a second, so every tool can run on every variant and shape. It
 // calls the kernel exactly as the study does, (M, N, K, A, B, C) with A, B
@@ -34,6 +35,7 @@
 #include <cstdio>
 #include <cstring>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 static int fail(cudaError_t err, const char* what)
@@ -68,8 +70,8 @@ static bool encode(CUtensorMap* map, const void* base, int rows, int cols, unsig
 }
 
 // pad_copy's grid and launch (256 threads, 4 elements each; launch.py's copy_grid): dst (rows x cols, stride
-// dst_ld) = src (src_rows x src_cols, stride src_ld), zeros outside src.
-static cudaError_t copy(cudaKernel_t pad, const float* src, int src_rows, int src_cols, int src_ld, float* dst,
+// dst_ld) = src (src_rows x src_cols, stride src_ld), zeros outside src, elements of the kernel's size.
+static cudaError_t copy(cudaKernel_t pad, const void* src, int src_rows, int src_cols, int src_ld, void* dst,
                         int rows, int cols, int dst_ld)
 {
     dim3 grid((cols + 1023) / 1024, rows < 65535 ? rows : 65535), block(256);
@@ -87,8 +89,8 @@ int main(int argc, char** argv)
         else
             elem = std::atoi(argv[--argc] + 5);
     }
-    if ((elem != 4 && elem != 2) || (elem == 2 && pad_name)) {
-        std::fprintf(stderr, "launch: elem= is 4 or 2, and 2 not with pad=\n");
+    if (elem != 4 && elem != 2) {
+        std::fprintf(stderr, "launch: elem= is 4 or 2\n");
         return 2;
     }
     if (argc != 10 && argc != 11 && argc != 13 && argc != 14) {
@@ -132,28 +134,31 @@ int main(int argc, char** argv)
         CHECK(cudaFuncSetAttribute((const void*)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared));
     // The problem the kernel multiplies, and its operands: the study's, or the padded copies (launch.py's rule;
     // cudaMalloc's addresses are on 256 bytes, so only K and N decide).
-    const int K4 = (K + 3) / 4 * 4, N4 = (N + 3) / 4 * 4;
-    const bool pad_a = pad_name && K4 != K, pad_b = pad_name && (K4 != K || N4 != N), pad_c = pad_name && N4 != N;
-    cudaKernel_t pad = nullptr;
-    if (pad_name)
-        CHECK(cudaLibraryGetKernel(&pad, library, pad_name));
+    const int per16 = 16 / elem;   // elements of A and B in 16 bytes: rows start on 16 bytes where K, N are multiples
+    const int Kp = (K + per16 - 1) / per16 * per16, Np = (N + per16 - 1) / per16 * per16;
+    const bool pad_a = pad_name && Kp != K, pad_b = pad_name && (Kp != K || Np != N), pad_c = pad_name && Np != N;
+    cudaKernel_t pad = nullptr, pad_operands = nullptr;   // C's copy (4-byte elements), and A's and B's
+    if (pad_name) {
+        const std::string name = pad_name, operands = elem == 4 ? name : name + "_16";   // launch.py's copy_kernel
+        CHECK(cudaLibraryGetKernel(&pad, library, name.c_str()));
+        CHECK(cudaLibraryGetKernel(&pad_operands, library, operands.c_str()));
+    }
     float *ka = a, *kb = b, *kc = c;
-    int kN = pad_name ? N4 : N, kK = pad_name ? K4 : K;
+    int kN = pad_name ? Np : N, kK = pad_name ? Kp : K;
     if (pad_a) {
-        CHECK(cudaMalloc(&ka, (size_t)M * K4 * sizeof(float)));
-        CHECK(copy(pad, a, M, K, K, ka, M, K4, K4));
+        CHECK(cudaMalloc(&ka, (size_t)M * Kp * elem));
+        CHECK(copy(pad_operands, a, M, K, K, ka, M, Kp, Kp));
     }
     if (pad_b) {
-        CHECK(cudaMalloc(&kb, (size_t)K4 * N4 * sizeof(float)));
-        CHECK(copy(pad, b, K, N, N, kb, K4, N4, N4));
+        CHECK(cudaMalloc(&kb, (size_t)Kp * Np * elem));
+        CHECK(copy(pad_operands, b, K, N, N, kb, Kp, Np, Np));
     }
     if (pad_c) {   // zeroed once, as launch.py does: initcheck does not see the copy engine's stores into it
-        CHECK(cudaMalloc(&kc, (size_t)M * N4 * sizeof(float)));
-        CHECK(cudaMemset(kc, 0, (size_t)M * N4 * sizeof(float)));
+        CHECK(cudaMalloc(&kc, (size_t)M * Np * sizeof(float)));
+        CHECK(cudaMemset(kc, 0, (size_t)M * Np * sizeof(float)));
     }
     CUtensorMap maps[3];
     std::memset(maps, 0, sizeof maps);
-    const int per16 = 16 / elem;   // elements of A and B in 16 bytes: rows start on 16 bytes where K, N are multiples
     const bool loads = nmaps >= 2 && kK % per16 == 0 && kN % per16 == 0, store = nmaps == 3 && kN % 4 == 0;
     if ((loads && !(encode(&maps[0], ka, M, kK, boxes[0][0], boxes[0][1], elem) &&
                     encode(&maps[1], kb, kK, kN, boxes[1][0], boxes[1][1], elem))) ||
@@ -168,7 +173,7 @@ int main(int argc, char** argv)
     CHECK(cudaLaunchKernel((const void*)kernel, grid, block, args, shared, nullptr));
     CHECK(cudaGetLastError());
     if (pad_c)
-        CHECK(copy(pad, kc, M, N, N4, c, M, N, N));
+        CHECK(copy(pad, kc, M, N, Np, c, M, N, N));
     CHECK(cudaDeviceSynchronize());
     for (float* w : {pad_a ? ka : nullptr, pad_b ? kb : nullptr, pad_c ? kc : nullptr})
         if (w)

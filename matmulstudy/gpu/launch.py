@@ -9,7 +9,7 @@ every other one through PyCUDA; one with `launch_number` (steps 15-17,
 what it leaves in global memory. A variant with `launches` (steps 30, 31) launches
 the kernel of its file that its rule chooses for the shape (the tests and
 the sanitizer launch each at every shape: Variant.only). A variant with
-`align_rows` (step 24) has operands whose rows are off 16 bytes copied first, into zero-padded
+`align_rows` (steps 24, 35) has operands whose rows are off 16 bytes copied first, into zero-padded
 workspace made once per shape (Padding), and its result copied back, all
 in the one launch. The native launcher that compute-sanitizer runs
 (launch.cu) launches the same way, from the same numbers.
@@ -50,7 +50,7 @@ def _kernel_launcher(gpu, cubin_path, variant, M: int, N: int, K: int, d_a, d_b,
     if variant.tensor_maps:
         path = str(cubin_path)
         kernel = gpu.kept(("driver kernel", path), lambda: tma.DriverKernel(path, name, shared))
-        if variant.grid_expr:
+        if variant.grid_expr and variant.cluster != (1, 1):   # a block a multiprocessor fits without clusters
             grid = resident_grid(variant, grid, kernel.max_active_clusters(grid, block))
         maps = tma.map_arguments(variant.tensor_maps, M, N, K, {"A": int(d_a), "B": int(d_b), "C": int(d_c)},
                                  variant.operand_element)
@@ -86,28 +86,37 @@ def copy_grid(rows: int, cols: int) -> tuple[int, int, int]:
     return (-(-cols // (4 * COPY_THREADS)), min(rows, COPY_MAX_ROWS), 1)
 
 
+def copy_kernel(name: str, element_bytes: int) -> str:
+    """The copy kernel of `align_rows` family `name` for elements of this size (kernels/common/pad_copy.cuh):
+    the name itself for 4-byte elements (FP32 operands, and every C), the name with _16 for BF16's 2-byte ones."""
+    return name if element_bytes == 4 else f"{name}_16"
+
+
 class Padding:
-    """Where a TMA kernel's operands must be copied for their rows to start on 16 bytes (step 24): with K4, N4
-    = K and N rounded up to multiples of 4 (the variant's launch_shape), A into M x K4 (where K is not a
-    multiple of 4 or A's address not on 16 bytes), B into K4 x N4 (where K or N is not, or B's address), C
-    computed into M x N4 and copied back (where N is not, or C's address); the added rows and columns zero.
-    The kernel then multiplies the (M, N4, K4) problem, which the copy engine describes."""
+    """Where a TMA kernel's operands must be copied for their rows to start on 16 bytes (steps 24 and 35): with
+    Np, Kp = N and K rounded up to whole 16 bytes of the operands' elements (the variant's launch_shape), A
+    into M x Kp (where K is not such a multiple or A's address not on 16 bytes), B into Kp x Np (where K or N
+    is not, or B's address), C computed into M x Np and copied back (where N is not, or C's address); the added
+    rows and columns zero. The kernel then multiplies the (M, Np, Kp) problem, which the copy engine
+    describes."""
 
     def __init__(self, variant, M: int, N: int, K: int, a: int, b: int, c: int):
         self.variant, self.M, self.N, self.K = variant, M, N, K
-        _, self.N4, self.K4 = variant.launch_shape(M, N, K)
-        self.a = self.K4 != K or a % 16 != 0
-        self.b = self.K4 != K or self.N4 != N or b % 16 != 0
-        self.c = self.N4 != N or c % 16 != 0
+        _, self.Np, self.Kp = variant.launch_shape(M, N, K)
+        self.operand_bytes = variant.operand_element.bytes
+        self.a = self.Kp != K or a % 16 != 0
+        self.b = self.Kp != K or self.Np != N or b % 16 != 0
+        self.c = self.Np != N or c % 16 != 0
 
     @property
     def needed(self) -> bool:
         return self.a or self.b or self.c
 
     def workspace_bytes(self) -> dict:
-        """{matrix: bytes} of the workspace each copied matrix takes."""
-        sizes = {"A": self.M * self.K4, "B": self.K4 * self.N4, "C": self.M * self.N4}
-        return {name: 4 * sizes[name] for name, copied in zip("ABC", (self.a, self.b, self.c)) if copied}
+        """{matrix: bytes} of the workspace each copied matrix takes (C is FP32 in every chapter)."""
+        sizes = {"A": self.operand_bytes * self.M * self.Kp, "B": self.operand_bytes * self.Kp * self.Np,
+                 "C": 4 * self.M * self.Np}
+        return {name: sizes[name] for name, copied in zip("ABC", (self.a, self.b, self.c)) if copied}
 
     def _workspace(self, gpu) -> dict:
         """The copied matrices' workspace. C's is zeroed once: every launch overwrites all of it, by the copy
@@ -115,7 +124,7 @@ class Padding:
         pad_copy then read, 131 x 259 of them at 131x259x67, in a result that verified)."""
         space = {name: gpu.empty(n) for name, n in self.workspace_bytes().items()}
         if "C" in space:
-            gpu.fill_u32(space["C"], 0, self.M * self.N4)
+            gpu.fill_u32(space["C"], 0, self.M * self.Np)
         return space
 
     def launcher(self, gpu, cubin_path, d_a, d_b, d_c):
@@ -125,18 +134,19 @@ class Padding:
         key = ("workspace", variant.id, self.M, self.N, self.K)
         space = gpu.kept(key, lambda: self._workspace(gpu))
         a, b, c = space.get("A", d_a), space.get("B", d_b), space.get("C", d_c)
-        M, N, K, N4, K4 = self.M, self.N, self.K, self.N4, self.K4
-        multiply = _kernel_launcher(gpu, cubin_path, variant, M, N4, K4, a, b, c)
-        copy = gpu.load_function(cubin_path, variant.align_rows, "PiiiPiii")
+        M, N, K, Np, Kp = self.M, self.N, self.K, self.Np, self.Kp
+        multiply = _kernel_launcher(gpu, cubin_path, variant, M, Np, Kp, a, b, c)
+        copy = gpu.load_function(cubin_path, copy_kernel(variant.align_rows, self.operand_bytes), "PiiiPiii")
+        copy_c = gpu.load_function(cubin_path, variant.align_rows, "PiiiPiii")
         block = (COPY_THREADS, 1, 1)
         steps = []
         if self.a:
-            steps.append(lambda: copy.prepared_call(copy_grid(M, K4), block, d_a, M, K, K, a, M, K4, K4))
+            steps.append(lambda: copy.prepared_call(copy_grid(M, Kp), block, d_a, M, K, K, a, M, Kp, Kp))
         if self.b:
-            steps.append(lambda: copy.prepared_call(copy_grid(K4, N4), block, d_b, K, N, N, b, K4, N4, N4))
+            steps.append(lambda: copy.prepared_call(copy_grid(Kp, Np), block, d_b, K, N, N, b, Kp, Np, Np))
         steps.append(multiply)
         if self.c:
-            steps.append(lambda: copy.prepared_call(copy_grid(M, N), block, c, M, N, N4, d_c, M, N, N))
+            steps.append(lambda: copy_c.prepared_call(copy_grid(M, N), block, c, M, N, Np, d_c, M, N, N))
 
         def launch():
             for step in steps:

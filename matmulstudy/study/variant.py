@@ -151,11 +151,14 @@ class Variant:
         return None if self.ratio_expr is None else float(eval_expr(self.ratio_expr, self.defines, integer=False))
 
     def launch_shape(self, M: int, N: int, K: int) -> tuple[int, int, int]:
-        """The problem its kernel is launched on: (M, N, K), or for a variant with `align_rows`, (M, N4, K4),
-        N and K rounded up to multiples of 4 (gpu/launch.py copies the operands into zero-padded workspace)."""
+        """The problem its kernel is launched on: (M, N, K), or for a variant with `align_rows`, (M, Np, Kp),
+        N and K rounded up to whole 16 bytes of its operands' elements, multiples of 4 in float32 and of 8 in
+        BF16 (gpu/launch.py copies the operands into zero-padded workspace; C's FP32 rows then start on 16
+        bytes too)."""
         if not self.align_rows:
             return (M, N, K)
-        return (M, -(-N // 4) * 4, -(-K // 4) * 4)
+        per16 = 16 // self.operand_element.bytes
+        return (M, -(-N // per16) * per16, -(-K // per16) * per16)
 
     @property
     def kernels(self) -> tuple[str, ...]:

@@ -3,6 +3,8 @@
     python -m matmulstudy.tools.devbench --chapter beyond --out devbench.csv
     python -m matmulstudy.tools.devbench gpu_warptile gpu_double_buffer --time 4096 --check 17x33x65
     python -m matmulstudy.tools.devbench --chapter tensor --time 4096,8192 --energy 0.2
+    python -m matmulstudy.tools.devbench gpu_wgmma_bf16_grouped gpu_wgmma_bf16_grouped:GROUP=16 cublas_bf16 \
+        --time 4096 --rounds 4
 
 Every variant named (or every step of the chapter, with the chapter's
 reference) is built for the GPU at hand, checked element by element on the
@@ -13,12 +15,17 @@ the study times them, each against the same GPU reference, with the lowest
 SM clock NVML read and the number of throttled samples. The study's numbers
 come from the workflow; this is the short loop between two of its runs
 (notes/beyond_the_seeds.md and notes/tensor_cores.md keep what each version
-was predicted to do and did).
+was predicted to do and did). With --rounds R, the timed shapes are timed R
+times, every variant once a round in turn, so that a ratio is taken between
+neighbours in time (near the power cap a GPU's clock moves between them).
+A variant named ID:NAME=VALUE[:NAME=VALUE] is ID built with those defines
+changed (a candidate, measured beside the registry's).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import io
 import sys
 from pathlib import Path
@@ -45,13 +52,31 @@ def _shapes(text: str) -> list[Shape]:
     return out
 
 
+def candidate(registry, name: str):
+    """The variant `name` names: a registry id, or ID:NAME=VALUE[:NAME=VALUE...], ID with those defines changed
+    or added (a header's default overridden; `name` is its id, for the table)."""
+    vid, *changes = name.split(":")
+    if vid not in registry:
+        raise StudyError(f"unknown variant '{vid}'")
+    if not changes:
+        return registry[vid]
+    v = registry[vid]
+    defines = dict(v.defines)
+    for change in changes:
+        key, _, value = change.partition("=")
+        if not (key.isidentifier() and key.isupper()) or not value.lstrip("-").isdigit():
+            raise StudyError(f"{name}: {change} is not NAME=INTEGER (a define such as {sorted(defines)[0]}=...)")
+        defines[key] = int(value)
+    return dataclasses.replace(v, id=name, defines=defines)
+
+
 def run(variant_ids: list[str], check_shapes: list[Shape], time_shapes: list[Shape], arch: str,
-        energy_window_s: float = 0.0) -> pd.DataFrame:
-    """Every variant built, checked on the check shapes, timed on the time shapes; with `energy_window_s`,
-    then each GPU variant's sustained run and energy on the time shapes (measure/energy.py), after every
-    timing, as the study runs them."""
+        energy_window_s: float = 0.0, rounds: int = 1) -> pd.DataFrame:
+    """Every variant built, checked on the check shapes, timed on the time shapes (`rounds` times, each
+    variant once a round); with `energy_window_s`, then each GPU variant's sustained run and energy on the
+    time shapes (measure/energy.py), after every timing, as the study runs them."""
     registry, checking = load_registry(), default_settings().checking
-    variants = [registry[v] for v in variant_ids]
+    variants = [candidate(registry, v) for v in variant_ids]
     rows = []
     with workspace(arch, io.StringIO()) as (gpu, tmp, harness):
         cubins = {}
@@ -65,29 +90,33 @@ def run(variant_ids: list[str], check_shapes: list[Shape], time_shapes: list[Sha
             timed = shape in time_shapes
             a, b = data.make_inputs(shape, 0)
             with References(gpu, harness, a, b) as references:
-                for v in variants:
-                    reference = references[v.precision]
-                    timing = TIMING if timed else CHECK_ONLY
-                    res = bench.measure(v, shape, 0, a, b, cubins.get(v.id), timing, checking, harness=harness,
-                                        session=gpu, reference=reference)
-                    r, ok = res.iloc[0], bench.counted(res)
-                    rows.append({"variant": v.id, "shape": shape.tag, "timed": timed, "verified": bool(r["verified"]),
-                                 "margin": r["margin"], "bad": int(r["bad_elements"]),
-                                 **(_timed_columns(res, ok) if timed and r["verified"] else {})})
+                for round_ in range(1, 1 + (rounds if timed else 1)):
+                    for v in variants:
+                        reference = references[v.precision]
+                        timing = TIMING if timed else CHECK_ONLY
+                        res = bench.measure(v, shape, 0, a, b, cubins.get(v.id), timing, checking, harness=harness,
+                                            session=gpu, reference=reference)
+                        r, ok = res.iloc[0], bench.counted(res)
+                        rows.append({"variant": v.id, "shape": shape.tag, "round": round_, "timed": timed,
+                                     "verified": bool(r["verified"]), "margin": r["margin"],
+                                     "bad": int(r["bad_elements"]),
+                                     **(_timed_columns(res, ok) if timed and r["verified"] else {})})
         if energy_window_s > 0:
-            burst = {(r["variant"], r["shape"]): r.get("median_ms") for r in rows if r["timed"]}
+            burst = {(r["variant"], r["shape"]): r.get("median_ms") for r in rows if r["timed"] and r["round"] == 1}
             sustained = [_sustained(gpu, harness, shape, [(v, cubins.get(v.id), burst[v.id, shape.tag])
                                                           for v in variants if v.is_gpu and burst[v.id, shape.tag]],
                                     energy_window_s, checking) for shape in time_shapes]
     df = pd.DataFrame(rows)
     if energy_window_s > 0:
         df = df.merge(pd.concat(sustained, ignore_index=True), on=["variant", "shape"], how="left")
-    for precision in {v.precision for v in variants}:
+    precision_of = {v.id: v.precision for v in variants}
+    for precision in set(precision_of.values()):
         ref = registry.reference(precision)
-        if ref is not None and ref.id in set(df["variant"]):
-            base = df[(df.variant == ref.id) & df["timed"]].set_index("shape")["gflops"]
-            mine = df["variant"].map(lambda vid: registry[vid].precision == precision)
-            df.loc[mine, "of_reference"] = df.loc[mine, "gflops"] / df.loc[mine, "shape"].map(base)
+        if ref is not None and ref.id in set(df["variant"]):   # within each round: neighbours in time
+            base = df[(df.variant == ref.id) & df["timed"]].set_index(["shape", "round"])["gflops"]
+            mine = df["variant"].map(precision_of).eq(precision)
+            keys = pd.MultiIndex.from_frame(df.loc[mine, ["shape", "round"]])
+            df.loc[mine, "of_reference"] = df.loc[mine, "gflops"].to_numpy() / base.reindex(keys).to_numpy()
     return df
 
 
@@ -117,6 +146,7 @@ def main(argv=None) -> None:
     p.add_argument("--time", default="4096,8192,2048,1537x3001x997", help="shapes verified and timed")
     p.add_argument("--energy", type=float, default=0.0, metavar="SECONDS",
                    help="then each GPU variant's sustained run and energy on the timed shapes, this long at least")
+    p.add_argument("--rounds", type=int, default=1, help="times each timed shape is timed, variants in turn")
     p.add_argument("--arch", default="auto")
     p.add_argument("--out", type=Path)
     args = p.parse_args(argv)
@@ -131,7 +161,9 @@ def main(argv=None) -> None:
         if not ids:
             raise StudyError("name variants or a --chapter")
         arch = host.arch_of(host.visible_gpu()["compute_capability"]) if args.arch == "auto" else args.arch
-        df = run(list(dict.fromkeys(ids)), _shapes(args.check), _shapes(args.time), arch, args.energy)
+        if args.rounds < 1:
+            raise StudyError(f"--rounds is 1 or more, not {args.rounds}")
+        df = run(list(dict.fromkeys(ids)), _shapes(args.check), _shapes(args.time), arch, args.energy, args.rounds)
     except StudyError as err:
         print(f"error: {err}", file=sys.stderr)
         raise SystemExit(1) from None
