@@ -105,3 +105,21 @@ def test_every_tensor_core_step_runs_hmma_and_no_ffma_in_its_main_loop(registry,
         mix = _mix(sm90_builds, registry, v.id)
         assert mix["hmma"] + mix["hgmma"] > 0 and mix["ffma"] == 0, (v.id, mix)
         assert mix["fma_per_lds"] is None
+
+
+def test_tensor_idle_cycles_per_tile_are_an_sms_idle_cycles_over_its_share_of_the_tiles():
+    """4096 x 4096 in 128 x 256 tiles is 512 tiles, 3.88 an SM on 132: 286,632 active cycles at 88.69% busy leave
+    32,418 idle cycles, 8,358 a tile (step 37 on the H100, notes/bf16.md). No tile (cuBLAS) or no ncu: NaN."""
+    import pandas as pd
+    from matmulstudy.study.counters import COUNTERS, tensor_idle_cycles_per_tile
+    hw = pd.DataFrame([
+        {"tile": "128x256", "ncu_shape": "4096x4096x4096", "sm_active_cycles_avg": 286632.0, "tensor_pipe_pct": 88.69},
+        {"tile": "128x256", "ncu_shape": "4000x4000x64", "sm_active_cycles_avg": 1000.0, "tensor_pipe_pct": 50.0},
+        {"tile": None, "ncu_shape": "4096x4096x4096", "sm_active_cycles_avg": 280749.0, "tensor_pipe_pct": 90.54},
+        {"tile": "128x256", "ncu_shape": None, "sm_active_cycles_avg": None, "tensor_pipe_pct": None},
+    ])
+    out = tensor_idle_cycles_per_tile(hw, 132)
+    assert out[0] == pytest.approx(286632 * (1 - 0.8869) * 132 / 512) and round(out[0]) == 8358
+    assert out[1] == pytest.approx(1000 * 0.5 * 132 / (32 * 16))   # ragged: C's tiles rounded up
+    assert out[2:].isna().all()
+    assert COUNTERS["tensor_idle_cycles_per_tile"][3] is True   # more idle cycles a tile is worse

@@ -13,6 +13,7 @@ from .. import precisions
 from ..errors import StudyError
 from ..measure.hardware import occupancy
 from ..measure.sanitize import verdict
+from ..study import counters
 from ..study.registry import Registry
 from ..study.shapes import Shape
 
@@ -259,6 +260,8 @@ def hardware_table(resource_paths: list, sass_paths: list, ncu_paths: list, gpu:
         ncu = pd.DataFrame(_load(ncu_paths)).rename(columns={"shape": "ncu_shape"})
         ncu["dtype"] = "float32"
         df = df.merge(ncu, on=["variant", "dtype"], how="outer")   # cuBLAS: ncu only
+        if gpu and gpu.get("sm_count") and "tensor_pipe_pct" in df:
+            df["tensor_idle_cycles_per_tile"] = counters.tensor_idle_cycles_per_tile(df, gpu["sm_count"])
     if sanitizer is not None and len(sanitizer):
         verdicts = verdict(sanitizer).rename("sanitizer").reset_index().assign(dtype="float32")
         df = df.merge(verdicts, on=["variant", "dtype"], how="left")

@@ -1,6 +1,8 @@
 """The hardware counters a step can be explained by: hardware.csv's columns
-(from ptxas, the SASS main loop and Nsight Compute), three derived from
-them, and the energy phase's (the summary's, back to back at the power cap),
+(from ptxas, the SASS main loop and Nsight Compute, and the tensor pipe's
+idle cycles per tile, worked out from them with the GPU's multiprocessor
+count when hardware.csv is written), four derived from them here, and the
+energy phase's (the summary's, back to back at the power cap),
 with how to print them and which way is worse.
 
 A registry entry's `shows` names the counters that show what the step
@@ -9,6 +11,8 @@ page prints them (report/explain.py).
 """
 
 from __future__ import annotations
+
+import math
 
 # column -> (label, short label for a table's head, format, True if a larger value is worse, None if neither)
 COUNTERS = {
@@ -35,6 +39,7 @@ COUNTERS = {
     "issue_active_pct": ("issue slots busy % (ncu)", "issue %", "{:.1f}", False),
     "l2_hit_pct": ("L2 hit rate % (ncu)", "L2 hit %", "{:.1f}", False),
     "sm_balance": ("SM balance: mean SM's active cycles over the busiest's (ncu)", "SM balance", "{:.3f}", False),
+    "tensor_idle_cycles_per_tile": ("tensor-pipe idle cycles per tile of C (ncu)", "idle cycles/tile", "{:,.0f}", True),
     "achieved_occupancy_pct": ("achieved occupancy % (ncu)", "occupancy %", "{:.1f}", False),
     "registers": ("registers/thread", "registers", "{:.0f}", None),
     # a percentage with a decimal, as ncu's achieved one beside it (12.5% was written 12%, beside 12.5)
@@ -64,3 +69,21 @@ def with_derived(hw):
     if "dram_bytes_read" in hw.columns:
         hw["dram_read_gb"] = hw["dram_bytes_read"] / 1e9
     return hw
+
+
+def tensor_idle_cycles_per_tile(hw, sms: int):
+    """Per row of hardware.csv: the cycles an SM was active with its tensor pipe idle, over the tiles of C it
+    computed at the ncu shape (C's tiles of the step's own `tile`, over the GPU's `sms` multiprocessors). What a
+    tile costs beyond its multiplications (the ring filling, C going out, waits); NaN without ncu's counters or
+    a tile (cuBLAS). A Series."""
+    import pandas as pd   # here: the workflow reads this module to parse its rules, and pandas takes 0.5 s
+
+    def one(r):
+        needed = (r.get("tile"), r.get("ncu_shape"), r.get("sm_active_cycles_avg"), r.get("tensor_pipe_pct"))
+        if any(x is None or (not isinstance(x, str) and pd.isna(x)) for x in needed):
+            return float("nan")
+        rows, cols = (int(x) for x in str(r["tile"]).split("x"))
+        M, N, _ = (int(x) for x in str(r["ncu_shape"]).split("x"))
+        tiles = math.ceil(M / rows) * math.ceil(N / cols)
+        return float(r["sm_active_cycles_avg"]) * (1 - float(r["tensor_pipe_pct"]) / 100) * sms / tiles
+    return hw.apply(one, axis=1) if len(hw) else pd.Series(dtype=float)
