@@ -2,7 +2,8 @@
 // producer and consumers (wgmma_bf16.cuh), computing tile after tile, on the
 // TF32 chapter's tile schedulers and C buffers (tiles.cuh). Step 34's header
 // says why; persistent.cuh's header says what changes when a block computes
-// many tiles instead of one, which holds here as it is.
+// many tiles instead of one, which holds here but for clusters (the BF16
+// steps have none: each block is a cluster of one).
 
 #pragma once
 
@@ -31,9 +32,9 @@ __device__ __forceinline__ void store_through_buffer(const Consumer& me, const f
         });
 }
 
-// The persistent kernel's body (step 34 and later): as multiply_tile, for each tile `Tiles` hands the
-// block (a cluster of one). Where C's rows are off 16 bytes the consumers store it by themselves; where A's or B's are, the
-// producer loads them by itself (step 34, OwnLoads), or, from step 35 on, never sees such rows: the host
+// The persistent kernel's body (step 34 and later): as multiply_tile, for each tile `Tiles` hands the block (a
+// cluster of one). Where C's rows are off 16 bytes the consumers store it by themselves; where A's or B's are,
+// the producer loads them by itself (step 34, OwnLoads), or, from step 35 on, never sees such rows: the host
 // copies them onto 16 bytes first (`align_rows` in the registry), and a launch without those copies traps.
 template <class Tiles, bool OwnLoads = true>
 __device__ __forceinline__ void multiply_tiles(int M, int N, int K, const bf16* __restrict__ A,
@@ -54,7 +55,7 @@ __device__ __forceinline__ void multiply_tiles(int M, int N, int K, const bf16* 
         for (int i = tiles.next(); i >= 0; i = tiles.next()) {
             const int2 origin = tiles.origin(i);
             produce_tile<OwnLoads>(the_ring(), count, origin.x, origin.y, M, N, K, A, B, map_a, map_b,
-                         maps_usable(N, K, A, B), threadIdx.x);
+                                   maps_usable(N, K, A, B), threadIdx.x);
         }
     } else {
         registers_claim<CONSUMER_REGISTERS>();

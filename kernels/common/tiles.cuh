@@ -1,5 +1,5 @@
 // The persistent grid's pieces that both tensor-core chapters use (TF32:
-// steps 26 and 27, persistent.cuh; BF16: 34 and later, wgmma_bf16.cuh):
+// steps 26 and 27, persistent.cuh; BF16: 34 and later, persistent_bf16.cuh):
 // which tiles a cluster computes, in ring.cuh's grouped order, and C's way
 // out through a buffer of each consumer warpgroup's own. persistent.cuh's
 // header says what changes when a block computes many tiles instead of one.
