@@ -291,3 +291,24 @@ def test_a_bad_launches_rule_is_named(launches, message):
                for e in registry.raw["variants"]]
     with pytest.raises(StudyError, match=message):
         parse_variants(entries, chapters=registry.raw.get("chapters"))
+
+
+def test_a_devbench_candidate_is_a_step_with_its_defines_changed(registry, capsys):
+    """devbench's ID:NAME=VALUE: the registry's variant with those defines changed or added (a header's default),
+    named so in its table; anything else is named as wrong before anything is built."""
+    from matmulstudy.tools.devbench import candidate, main
+    v = candidate(registry, "gpu_wgmma_bf16_queued:GROUP=8:STAGES=3")
+    base = registry["gpu_wgmma_bf16_queued"]
+    assert v.id == "gpu_wgmma_bf16_queued:GROUP=8:STAGES=3" and v.file == base.file
+    assert v.defines == {**base.defines, "GROUP": 8, "STAGES": 3} and v.dynamic_shared < base.dynamic_shared
+    assert candidate(registry, "gpu_wgmma_bf16_queued:C_HALVES=2").defines["C_HALVES"] == 2
+    assert candidate(registry, "cublas_bf16") is registry["cublas_bf16"]
+    for name, message in (("gpu_wgmma_bf16_queud", "unknown variant 'gpu_wgmma_bf16_queud'"),
+                          ("gpu_wgmma_bf16_queued:GROUP", "GROUP is not NAME=INTEGER"),
+                          ("gpu_wgmma_bf16_queued:group=8", "group=8 is not NAME=INTEGER"),
+                          ("gpu_wgmma_bf16_queued:GROUP=x", "GROUP=x is not NAME=INTEGER")):
+        with pytest.raises(StudyError, match=message):
+            candidate(registry, name)
+    with pytest.raises(SystemExit):
+        main(["gpu_wgmma_bf16_queued", "--rounds", "0", "--arch", "sm_90a"])
+    assert capsys.readouterr().err.strip() == "error: --rounds is 1 or more, not 0"
