@@ -72,53 +72,7 @@ __device__ __forceinline__ bool maps_usable(int N, int K, const float* A, const 
            reinterpret_cast<uintptr_t>(B) % 16 == 0;
 }
 
-// The producer warpgroup (tid 0..127): every K-slice of the tile at (row0, col0) into the ring, from slice
-// number `count` of the ring on. With tensor maps one thread asks the copy engine for each slice (zeros
-// outside the matrices); without, all 128 threads load it element by element, with the same zeros, into the
-// same swizzled layout, fence (the tensor cores read what ordinary stores wrote) and arrive. OwnLoads false
-// (steps 26 and later, whose operands always have maps: step 24's copies) leaves that second way out.
-template <bool OwnLoads = true>
-__device__ __forceinline__ void produce_tile(const Ring& ring, int& count, int row0, int col0, int M, int N, int K,
-                                             const float* __restrict__ A, const float* __restrict__ B,
-                                             const CUtensorMap* map_a, const CUtensorMap* map_b, bool tma, int tid,
-                                             unsigned rank = 0)
-{
-    for (int k0 = 0; k0 < K; k0 += BK, ++count) {
-        const int s = count % STAGES;
-        unsigned char* tile = ring.stage(count);
-        if (tma) {
-            if (tid == 0) {
-                mbarrier_wait(&ring.empty[s], (count / STAGES + 1) % 2);
-                mbarrier_arrive_expect_bytes(&ring.full[s], STAGE_BYTES);
-                if (CLUSTER == 1)
-                    tma_load_2d(tile, map_a, k0, row0, &ring.full[s]);
-                else   // this block's share of A's rows, into every block of the cluster
-                    tma_load_2d_multicast(tile + rank * (A_BYTES / CLUSTER), map_a, k0, row0 + rank * (BM / CLUSTER),
-                                          &ring.full[s], (1u << CLUSTER) - 1);
-                for (int j = 0; j < BN / 32; ++j)
-                    tma_load_2d(tile + A_BYTES + j * B_BOX_BYTES, map_b, col0 + 32 * j, k0, &ring.full[s]);
-            }
-            continue;
-        }
-        if (!OwnLoads)
-            continue;
-        mbarrier_wait(&ring.empty[s], (count / STAGES + 1) % 2);
-#pragma unroll 4
-        for (int e = tid; e < BM * BK; e += 128) {
-            const int m = e / BK, k = e % BK;
-            const float v = row0 + m < M && k0 + k < K ? A[(size_t)(row0 + m) * K + k0 + k] : 0.0f;
-            *reinterpret_cast<float*>(tile + a_offset(m, k)) = v;
-        }
-#pragma unroll 4
-        for (int e = tid; e < BK * BN; e += 128) {
-            const int k = e / BN, n = e % BN;
-            const float v = k0 + k < K && col0 + n < N ? B[(size_t)(k0 + k) * N + col0 + n] : 0.0f;
-            *reinterpret_cast<float*>(tile + b_offset(k, n)) = v;
-        }
-        fence_proxy_async();
-        mbarrier_arrive(&ring.full[s]);
-    }
-}
+#include "producer.cuh"   // produce_tile: the producer warpgroup, on the layout above
 
 // How a consumer warpgroup orders a slice's loads, wgmma and waits (Consumer::multiply).
 enum class Overlap { none, next_slice };   // next_slice: one wgmma group in flight while the next slice is read

@@ -58,49 +58,7 @@ __device__ __forceinline__ bool maps_usable(int N, int K, const bf16* A, const b
            reinterpret_cast<uintptr_t>(B) % 16 == 0;
 }
 
-// The producer warpgroup (tid 0..127): every K-slice of the tile at (row0, col0) into the ring, from slice
-// number `count` on. With tensor maps one thread asks the copy engine for A's box and B's boxes (zeros
-// outside the matrices); without, all 128 threads load the slice element by element, with the same zeros,
-// into the same swizzled layout, fence (the tensor cores read what ordinary stores wrote) and arrive.
-// OwnLoads false (steps 35 and later, whose operands always have maps: the host's aligned copies) leaves the
-// second way out.
-template <bool OwnLoads = true>
-__device__ __forceinline__ void produce_tile(const Ring& ring, int& count, int row0, int col0, int M, int N, int K,
-                                             const bf16* __restrict__ A, const bf16* __restrict__ B,
-                                             const CUtensorMap* map_a, const CUtensorMap* map_b, bool tma, int tid)
-{
-    for (int k0 = 0; k0 < K; k0 += BK, ++count) {
-        const int s = count % STAGES;
-        unsigned char* tile = ring.stage(count);
-        if (tma) {
-            if (tid == 0) {
-                mbarrier_wait(&ring.empty[s], (count / STAGES + 1) % 2);
-                mbarrier_arrive_expect_bytes(&ring.full[s], STAGE_BYTES);
-                tma_load_2d(tile, map_a, k0, row0, &ring.full[s]);
-                for (int j = 0; j < BN / 64; ++j)
-                    tma_load_2d(tile + A_BYTES + j * B_BOX_BYTES, map_b, col0 + 64 * j, k0, &ring.full[s]);
-            }
-            continue;
-        }
-        if (!OwnLoads)
-            continue;
-        mbarrier_wait(&ring.empty[s], (count / STAGES + 1) % 2);
-#pragma unroll 4
-        for (int e = tid; e < BM * BK; e += 128) {
-            const int m = e / BK, k = e % BK;
-            const bf16 v = row0 + m < M && k0 + k < K ? A[(size_t)(row0 + m) * K + k0 + k] : bf16(0);
-            *reinterpret_cast<bf16*>(tile + a_offset(m, k)) = v;
-        }
-#pragma unroll 4
-        for (int e = tid; e < BK * BN; e += 128) {
-            const int k = e / BN, n = e % BN;
-            const bf16 v = k0 + k < K && col0 + n < N ? B[(size_t)(k0 + k) * N + col0 + n] : bf16(0);
-            *reinterpret_cast<bf16*>(tile + b_offset(k, n)) = v;
-        }
-        fence_proxy_async();
-        mbarrier_arrive(&ring.full[s]);
-    }
-}
+#include "producer.cuh"   // produce_tile: the producer warpgroup (the TF32 steps' too), on the layout above
 
 // A consumer warpgroup: its rows of the tile, and each thread's place in wgmma's accumulator layout
 // (hopper.cuh: d[4i + h] is row 16 w + g + 8 (h / 2), column 8i + 2t + h % 2 of its 64 x 256 part).

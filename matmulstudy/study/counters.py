@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import math
 
+from .shapes import Shape
+
 # column -> (label, short label for a table's head, format, True if a larger value is worse, None if neither)
 COUNTERS = {
     "fma_per_lds": ("FFMA per LDS (SASS main loop)", "FFMA/LDS", "{:.2f}", False),
@@ -82,8 +84,8 @@ def tensor_idle_cycles_per_tile(hw, sms: int):
         needed = (r.get("tile"), r.get("ncu_shape"), r.get("sm_active_cycles_avg"), r.get("tensor_pipe_pct"))
         if any(x is None or (not isinstance(x, str) and pd.isna(x)) for x in needed):
             return float("nan")
-        rows, cols = (int(x) for x in str(r["tile"]).split("x"))
-        M, N, _ = (int(x) for x in str(r["ncu_shape"]).split("x"))
+        rows, cols = (int(x) for x in str(r["tile"]).split("x"))   # hardware.csv's "rowsxcols"
+        M, N, _ = Shape.parse(str(r["ncu_shape"]))
         tiles = math.ceil(M / rows) * math.ceil(N / cols)
         return float(r["sm_active_cycles_avg"]) * (1 - float(r["tensor_pipe_pct"]) / 100) * sms / tiles
     return hw.apply(one, axis=1) if len(hw) else pd.Series(dtype=float)
