@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from conftest import ROOT, fresh_copy, snakemake
+from matmulstudy import precisions
 from matmulstudy.report import render
 from matmulstudy.study import snapshot
 from matmulstudy.report.figures import FIGURES
@@ -62,6 +63,28 @@ def test_the_readme_block_is_replaced_between_its_markers_and_only_there():
     assert readme.replaced(text, f"{readme.BEGIN}\nnew\n{readme.END}") == f"before\n{readme.BEGIN}\nnew\n{readme.END}\nafter\n"
     with pytest.raises(ValueError, match="no .* block"):
         readme.replaced("no markers", "x")
+
+
+def test_a_step_that_a_gpus_study_did_not_have_is_marked_in_the_readme_not_left_blank():
+    """Each precision's table of the README has a column per GPU: a step (or reference) that a GPU's committed
+    study did not have, its commit coming before it, is marked, and a line under the table says which study."""
+    from matmulstudy.report import readme
+    studies = readme.committed_studies(ROOT / "reports")
+    for p in precisions.others():
+        steps = list(studies[0].registry.steps(precision=p.id))
+        if not steps:
+            continue
+        lines = readme.precision_table(studies, p.id, (4096,))
+        rows = {cells[0]: cells[1:] for cells in ([c.strip() for c in line.split("|")[1:-1]]
+                                                  for line in lines if line.startswith("| "))}
+        shown = steps + [studies[0].registry.reference(p.id)]
+        for v in shown:
+            title = v.title if v.role != "reference" else f"cuBLAS {p.label}, TFLOP/s"
+            assert len(rows[title]) == len(studies)
+            for st, cell in zip(studies, rows[title]):
+                assert (cell == readme.ABSENT) == (v.id not in st.registry), (p.id, v.id, st.label, cell)
+        missing = [st for st in studies if any(v.id not in st.registry for v in shown)]
+        assert any(line.startswith(f"{readme.ABSENT}: not in the study of") for line in lines) == bool(missing)
 
 
 def test_an_svg_has_the_same_bytes_whatever_the_cpus_last_bit():

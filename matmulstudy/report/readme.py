@@ -67,9 +67,13 @@ def base_table(st: Study) -> list[str]:
     return lines
 
 
+ABSENT = "–"   # a step that a GPU's study did not have: its commit came before the step
+
+
 def precision_table(studies: list[Study], precision: str, sizes: tuple) -> list[str]:
     """A precision's steps as fractions of its reference, per GPU and size; the best of each column in bold;
-    the samples re-taken (batches during which the GPU throttled) where there were any."""
+    the samples re-taken (batches during which the GPU throttled) where there were any; ABSENT where a GPU's
+    study had no such step (or reference), with a line under the table that says so."""
     p = precisions.get(precision)
     cols = [(st, n) for st in studies for n in sizes]
     head = " | ".join(f"{facts(st)['gpu'].split()[1]} {n}" for st, n in cols)
@@ -86,7 +90,7 @@ def precision_table(studies: list[Study], precision: str, sizes: tuple) -> list[
             row = tables[st.label, n]
             row = row[row["variant"] == v.id]
             if not len(row):
-                cells.append("")
+                cells.append("" if v.id in st.registry else ABSENT)
                 continue
             r = row.iloc[0]
             text = f"{r['frac_of_cublas']:.1%}"
@@ -99,8 +103,15 @@ def precision_table(studies: list[Study], precision: str, sizes: tuple) -> list[
     for st, n in cols:
         row = tables[st.label, n]
         row = row[row["variant"] == reference.id]
-        cells.append(f"{row.iloc[0]['median_gflops'] / 1e3:.1f}" if len(row) else "")
-    return lines + [f"| cuBLAS {p.label}, TFLOP/s | " + " | ".join(cells) + " |"]
+        cells.append(f"{row.iloc[0]['median_gflops'] / 1e3:.1f}" if len(row) else
+                     "" if reference.id in st.registry else ABSENT)
+    lines.append(f"| cuBLAS {p.label}, TFLOP/s | " + " | ".join(cells) + " |")
+    absent = [st for st in studies if any(v.id not in st.registry for v in steps + [reference])]
+    if absent:
+        lines += ["", f"{ABSENT}: not in the study of " + " and ".join(
+            f"the {facts(st)['gpu']} (commit `{str(facts(st)['commit'])[:10]}`)" for st in absent) +
+            ", made before these steps."]
+    return lines
 
 
 def headline_sentence(st: Study) -> str:
