@@ -108,9 +108,8 @@ def precision_table(studies: list[Study], precision: str, sizes: tuple) -> list[
     lines.append(f"| cuBLAS {p.label}, TFLOP/s | " + " | ".join(cells) + " |")
     absent = [st for st in studies if any(v.id not in st.registry for v in steps + [reference])]
     if absent:
-        lines += ["", f"{ABSENT}: not in the study of " + " and ".join(
-            f"the {facts(st)['gpu']} (commit `{str(facts(st)['commit'])[:10]}`)" for st in absent) +
-            ", made before these steps."]
+        lines += ["", f"{ABSENT}: not in the study of the " + " and the ".join(_gpu(st) for st in absent) +
+                  ", made before these steps."]
     return lines
 
 
