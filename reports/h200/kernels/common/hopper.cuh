@@ -23,7 +23,8 @@
 //   multiply of a 64 x 8 A fragment, held in registers, by an 8 x 256 B
 //   operand that the tensor cores read from shared memory themselves, through
 //   a descriptor; it is asynchronous: issued, committed as a group, and waited
-//   for with wait_group.
+//   for with wait_group. The BF16 steps' wgmma_m64n256k16_bf16() reads both
+//   operands from shared memory, B MN-major (descriptor_sw128_mn).
 
 #pragma once
 
@@ -175,6 +176,13 @@ __device__ __forceinline__ void tma_store_commit_and_wait()
     asm volatile("cp.async.bulk.commit_group;\n\tcp.async.bulk.wait_group.read 0;" ::: "memory");
 }
 
+// The copy engine can write an FP32 C where its rows start on 16 bytes (N a multiple of 4, C on 16 bytes: steps
+// 20 and later, 34 and later; matmulstudy/gpu/tma.py's rule too).
+__device__ __forceinline__ bool store_map_usable(int N, const float* C)
+{
+    return N % 4 == 0 && reinterpret_cast<uintptr_t>(C) % 16 == 0;
+}
+
 // The same in two halves (step 26): close the bulk group of the stores issued since the last commit; later,
 // before their shared memory is written again, wait until every committed group has read it.
 __device__ __forceinline__ void tma_store_commit()
@@ -231,6 +239,20 @@ __device__ __forceinline__ uint64_t descriptor_sw128(const void* p)
     return ((address & 0x3FFFF) >> 4) | (1ull << 16) | ((1024ull >> 4) << 32) | (1ull << 62);
 }
 
+// The descriptor of an MN-major operand in the 128-byte swizzle (BF16's B, steps 33 and later: row-major B,
+// N contiguous, as the study stores it). The copy engine writes B's slice as boxes of 64 columns (128 bytes)
+// by the slice's k, one box after another every `box_bytes`: in a box, row k is 128 bytes at k * 128, its
+// 16-byte chunks permuted by XOR with k % 8. For this layout the PTX ISA's "Leading dimension byte offset"
+// is the step from one box of 64 columns to the next (box_bytes), and the "Stride dimension byte offset" the
+// step from one group of 8 k to the next (1,024 bytes). Advancing along K is advancing the start address by
+// 128 bytes a k (2,048 per k-step of 16), whole 1,024-byte swizzle patterns: the base offset stays 0.
+__device__ __forceinline__ uint64_t descriptor_sw128_mn(const void* p, unsigned box_bytes)
+{
+    const uint64_t address = smem_address(p);
+    return ((address & 0x3FFFF) >> 4) | (uint64_t((box_bytes & 0x3FFFF) >> 4) << 16) | ((1024ull >> 4) << 32) |
+           (1ull << 62);
+}
+
 // Before a wgmma that reads registers written since the last one (fragments, or the accumulators).
 __device__ __forceinline__ void wgmma_fence()
 {
@@ -249,6 +271,35 @@ __device__ __forceinline__ void wgmma_wait()
     asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(Pending) : "memory");
 }
 
+// The 128 FP32 accumulators of a 64 x 256 wgmma, as the asm statements below name them: the registers'
+// text, %0 to %127, and the operands, d[0] to d[127], read and written.
+#define WGMMA_D_REGISTERS \
+    "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+    "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+    "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, " \
+    "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
+    "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, " \
+    "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
+    "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+#define WGMMA_D_OPERANDS \
+    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+    "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+    "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
+    "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+    "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
+    "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
+    "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), \
+    "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
+    "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), \
+    "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), \
+    "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), \
+    "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), \
+    "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), \
+    "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), \
+    "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+
 // D (64 x 256, FP32) += A (64 x 8, TF32, registers) * B (8 x 256, TF32, shared memory, K-major: each of
 // B's 256 columns is a row of 8 consecutive k in memory). Per warp w of the warpgroup and lane (g = lane / 4,
 // t = lane % 4), as for mma.sync m16n8k8: a[0] = A(16w + g, t), a[1] = A(16w + g + 8, t),
@@ -257,31 +308,21 @@ __device__ __forceinline__ void wgmma_wait()
 __device__ __forceinline__ void wgmma_m64n256k8_tf32(float (&d)[128], const unsigned (&a)[4], uint64_t b)
 {
     asm volatile("{\n\t.reg .pred accumulate;\n\tsetp.ne.u32 accumulate, 1, 0;\n\t"
-                 "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {"
-                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
-                 "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
-                 "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
-                 "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
-                 "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
+                 "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {" WGMMA_D_REGISTERS "}, "
                  "{%128, %129, %130, %131}, %132, accumulate, 1, 1;\n}"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-                   "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-                   "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-                   "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
-                   "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-                   "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
-                   "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
-                   "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
-                   "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
-                   "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
-                   "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
-                   "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+                 : WGMMA_D_OPERANDS
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+}
+
+// D (64 x 256, FP32) += A (64 x 16, BF16) * B (16 x 256, BF16), both from shared memory through descriptors
+// (step 33): A K-major (descriptor_sw128), B MN-major (descriptor_sw128_mn: the instruction's last immediate,
+// B transposed, says so). D's layout is wgmma_m64n256k8_tf32's. The products are exact in FP32; the sums are
+// the tensor cores' (matmulstudy/precisions.py's BF16 row).
+__device__ __forceinline__ void wgmma_m64n256k16_bf16(float (&d)[128], uint64_t a, uint64_t b)
+{
+    asm volatile("{\n\t.reg .pred accumulate;\n\tsetp.ne.u32 accumulate, 1, 0;\n\t"
+                 "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {" WGMMA_D_REGISTERS "}, "
+                 "%128, %129, accumulate, 1, 1, 0, 1;\n}"
+                 : WGMMA_D_OPERANDS
+                 : "l"(a), "l"(b));
 }

@@ -3,13 +3,9 @@
 // file holds its mechanics, so that a later step shows as the one switch it
 // turns (multiply_tile's Order and TmaStore).
 //
-// A ring of STAGES shared-memory stages, each one K-slice of the block's
+// The ring of STAGES stages (ring.cuh), each one K-slice of the block's
 // tile: A's BM x BK box (the wgmma's shared-memory operand) and BN / 32 boxes
-// of B, BK x 32 each (read into registers as B^T's fragments). Stage s is
-// handed over on two mbarriers: full[s] (the producer's bytes, or its
-// threads, have arrived) and empty[s] (every consumer warp is done with it).
-// The ring's position is a count of slices, so a phase's parity is
-// (count / STAGES) % 2 on both sides.
+// of B, BK x 32 each (read into registers as B^T's fragments).
 //
 // With CLUSTER = 2 (step 22) two blocks side by side along N, a cluster,
 // compute tiles with the same rows: each asks the copy engine for half of
@@ -25,12 +21,6 @@
 
 #if !defined(BM) || !defined(BN) || !defined(BK) || !defined(STAGES)
 #error "BM, BN, BK and STAGES come from kernels/registry.yaml as -D defines"
-#endif
-#ifndef CLUSTER
-#define CLUSTER 1   // blocks of a cluster that share A's slices (step 22: 2)
-#endif
-#ifndef GROUP
-#define GROUP 1     // tile rows a group of clusters walks down before moving right (step 23: 8); 1: launch order
 #endif
 #ifndef ROUND_FRAGMENTS
 #define ROUND_FRAGMENTS 1   // B^T's fragments rounded to TF32 by cvt.rna (steps 19 to 24); 0: as they are (step 25)
@@ -48,6 +38,8 @@ static_assert(128 * PRODUCER_REGISTERS + 128 * CONSUMERS * CONSUMER_REGISTERS <=
               "the warpgroups' registers after setmaxnreg must fit in the block's");
 static_assert(BM == 256 && BK == 32, "wgmma m64n256k8 over a 128-byte swizzle row of A: BM = 256, BK = 32");
 static_assert(BN % 64 == 0 && CONSUMERS >= 1 && CONSUMERS <= 2, "BN: 64 columns per consumer warpgroup, 1 or 2");
+
+#include "ring.cuh"   // the ring of stages (Ring, the_ring, setup_ring) and tile_origin
 
 // Byte offsets inside a stage, as the copy engine writes them (128-byte swizzle, see hopper.cuh).
 __device__ __forceinline__ int a_offset(int m, int k)   // A(row0 + m, k0 + k): one box, rows of 32 k
@@ -80,77 +72,7 @@ __device__ __forceinline__ bool maps_usable(int N, int K, const float* A, const 
            reinterpret_cast<uintptr_t>(B) % 16 == 0;
 }
 
-// The copy engine can write C where its rows start on 16 bytes (step 20; the host's rule too).
-__device__ __forceinline__ bool store_map_usable(int N, const float* C)
-{
-    return N % 4 == 0 && reinterpret_cast<uintptr_t>(C) % 16 == 0;
-}
-
-struct Ring {
-    unsigned char* stages;   // STAGES x STAGE_BYTES, 1024-byte aligned
-    uint64_t* full;
-    uint64_t* empty;
-
-    __device__ unsigned char* stage(int count) const { return stages + (count % STAGES) * STAGE_BYTES; }
-
-    // Thread 0, before the block's barrier: the copy engine's bytes (one arrival), or every producer thread.
-    __device__ void init(bool tma) const
-    {
-        for (int s = 0; s < STAGES; ++s) {
-            mbarrier_init(&full[s], tma ? 1 : 128);
-            mbarrier_init(&empty[s], 4 * CONSUMERS * CLUSTER);   // one arrival per consumer warp of the cluster
-        }
-        mbarrier_init_fence();
-    }
-};
-
-// The producer warpgroup (tid 0..127): every K-slice of the tile at (row0, col0) into the ring, from slice
-// number `count` of the ring on. With tensor maps one thread asks the copy engine for each slice (zeros
-// outside the matrices); without, all 128 threads load it element by element, with the same zeros, into the
-// same swizzled layout, fence (the tensor cores read what ordinary stores wrote) and arrive. OwnLoads false
-// (steps 26 and later, whose operands always have maps: step 24's copies) leaves that second way out.
-template <bool OwnLoads = true>
-__device__ __forceinline__ void produce_tile(const Ring& ring, int& count, int row0, int col0, int M, int N, int K,
-                                             const float* __restrict__ A, const float* __restrict__ B,
-                                             const CUtensorMap* map_a, const CUtensorMap* map_b, bool tma, int tid,
-                                             unsigned rank = 0)
-{
-    for (int k0 = 0; k0 < K; k0 += BK, ++count) {
-        const int s = count % STAGES;
-        unsigned char* tile = ring.stage(count);
-        if (tma) {
-            if (tid == 0) {
-                mbarrier_wait(&ring.empty[s], (count / STAGES + 1) % 2);
-                mbarrier_arrive_expect_bytes(&ring.full[s], STAGE_BYTES);
-                if (CLUSTER == 1)
-                    tma_load_2d(tile, map_a, k0, row0, &ring.full[s]);
-                else   // this block's share of A's rows, into every block of the cluster
-                    tma_load_2d_multicast(tile + rank * (A_BYTES / CLUSTER), map_a, k0, row0 + rank * (BM / CLUSTER),
-                                          &ring.full[s], (1u << CLUSTER) - 1);
-                for (int j = 0; j < BN / 32; ++j)
-                    tma_load_2d(tile + A_BYTES + j * B_BOX_BYTES, map_b, col0 + 32 * j, k0, &ring.full[s]);
-            }
-            continue;
-        }
-        if (!OwnLoads)
-            continue;
-        mbarrier_wait(&ring.empty[s], (count / STAGES + 1) % 2);
-#pragma unroll 4
-        for (int e = tid; e < BM * BK; e += 128) {
-            const int m = e / BK, k = e % BK;
-            const float v = row0 + m < M && k0 + k < K ? A[(size_t)(row0 + m) * K + k0 + k] : 0.0f;
-            *reinterpret_cast<float*>(tile + a_offset(m, k)) = v;
-        }
-#pragma unroll 4
-        for (int e = tid; e < BK * BN; e += 128) {
-            const int k = e / BN, n = e % BN;
-            const float v = k0 + k < K && col0 + n < N ? B[(size_t)(k0 + k) * N + col0 + n] : 0.0f;
-            *reinterpret_cast<float*>(tile + b_offset(k, n)) = v;
-        }
-        fence_proxy_async();
-        mbarrier_arrive(&ring.full[s]);
-    }
-}
+#include "producer.cuh"   // produce_tile: the producer warpgroup, on the layout above
 
 // How a consumer warpgroup orders a slice's loads, wgmma and waits (Consumer::multiply).
 enum class Overlap { none, next_slice };   // next_slice: one wgmma group in flight while the next slice is read
@@ -302,53 +224,6 @@ struct Consumer {
             }
     }
 };
-
-// The ring in the block's dynamic shared memory (STAGES x STAGE_BYTES plus 1 KB to align it: the registry's
-// `shared`), its barriers in static shared memory. A view of it is cheap to make: each role makes its own
-// after setmaxnreg (ptxas spills values kept across it).
-extern __shared__ unsigned char ring_memory[];
-__shared__ uint64_t ring_full[STAGES], ring_empty[STAGES];
-
-__device__ __forceinline__ Ring the_ring()
-{
-    return Ring{ring_memory + (1024 - smem_address(ring_memory) % 1024) % 1024, ring_full, ring_empty};
-}
-
-// The tile a block computes: its first row and column of C. Blocks start roughly in launch order (x fastest,
-// a cluster's blocks together), so the blocks running at one time compute neighbouring tiles of that order.
-// With GROUP = 1 that is a band of whole tile rows: each block's slice of B is read by few others while it is
-// in L2. With GROUP > 1 (step 23) the clusters walk down GROUP tile rows before moving one cluster right, so
-// the blocks running at once cover a squarer patch of C and read fewer distinct bytes of A and B from DRAM.
-// Tile number `order` of a rows x columns grid of cluster tiles (a cluster tile: CLUSTER tiles side by side),
-// walking GROUP tile rows down before moving one cluster tile right: the first row and column of C of this
-// block's tile in it (its rank in the cluster picks the column).
-__device__ __forceinline__ int2 grouped_origin(int order, int rows, int columns)
-{
-    const int first = order / (GROUP * columns) * GROUP;   // its group's first tile row
-    const int height = min(GROUP, rows - first);           // the last group may be shorter
-    const int within = order - first * columns;
-    return make_int2((first + within % height) * BM, (within / height * CLUSTER + blockIdx.x % CLUSTER) * BN);
-}
-
-__device__ __forceinline__ int2 tile_origin()
-{
-    if (GROUP == 1)
-        return make_int2(blockIdx.y * BM, blockIdx.x * BN);
-    const int columns = gridDim.x / CLUSTER;   // clusters across (the grid is whole clusters)
-    return grouped_origin(blockIdx.y * columns + blockIdx.x / CLUSTER, gridDim.y, columns);   // launch order
-}
-
-// Thread 0 initialises the barriers, then the whole block (the whole cluster: its blocks write into each
-// other's rings) waits for it.
-__device__ __forceinline__ void setup_ring(bool tma)
-{
-    if (threadIdx.x == 0)
-        the_ring().init(tma);
-    if (CLUSTER == 1)
-        __syncthreads();
-    else
-        cluster_sync();
-}
 
 // One block, one tile (steps 19 to 23; the tile at tile_origin()): warpgroup 0 produces, the others consume
 // and store (steps 20 and later: by the copy engine, where C's rows start on 16 bytes). Each role's values are

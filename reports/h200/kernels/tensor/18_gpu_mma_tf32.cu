@@ -50,6 +50,7 @@
 // Needs compute capability 8.0 (mma.sync with .tf32): `needs: sm_80` in the registry.
 
 #include "../common/slice.cuh"   // the slice's loads into registers, as steps 12 to 17 make them
+#include "../common/mma_fragments.cuh"   // store_fragments: C's fragments stored, as step 32 stores them
 
 #if !defined(BM) || !defined(BN) || !defined(BK) || !defined(WM) || !defined(WN)
 #error "BM, BN, BK, WM and WN come from kernels/registry.yaml as -D defines"
@@ -148,16 +149,5 @@ gpu_mma_tf32(int M, int N, int K, const float* __restrict__ A, const float* __re
         }
     }
 
-#pragma unroll
-    for (int i = 0; i < MT; ++i)
-#pragma unroll
-        for (int j = 0; j < NT; ++j)
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {   // h = 0: row g, c0 and c1; h = 1: row g + 8, c2 and c3
-                const int r = row0 + wm + i * 16 + g + 8 * h, c = col0 + wn + j * 8 + 2 * t;
-                if (r < M && c < N)
-                    C[(size_t)r * N + c] = acc[i][j][2 * h];
-                if (r < M && c + 1 < N)
-                    C[(size_t)r * N + c + 1] = acc[i][j][2 * h + 1];
-            }
+    store_fragments(C, acc, M, N, row0 + wm, col0 + wn, g, t);
 }

@@ -1,0 +1,63 @@
+// Step 34: step 33's producer and consumers in a persistent grid: a block
+// per multiprocessor, walking its share of the tiles, the producer running
+// on into the next tile while the consumers store this one through a
+// buffer of their own, by the copy engine.
+//
+// Sources: the persistent, warp-specialised kernels of CUTLASS's SM90 GEMMs
+// (KernelTmaWarpSpecializedCooperative with its persistent tile scheduler;
+// the TMA epilogue through its own shared memory), and pranjalssh's fast.cu
+// worklog for the H100 (a persistent BF16 kernel past cuBLAS). The TF32
+// chapter's step 26 is the same change; its pieces are reused as they are
+// (tiles.cuh: the strided share of the tiles, C's buffers and their sends).
+//
+// The problem: through step 33 a block computes one 128 x 256 tile and
+// ends. Every tile then pays, with the tensor cores idle, for its block's
+// start (the barriers, the first slices' trip from DRAM while the ring
+// fills) and for its end (128 KB of C written from registers, 8 bytes a
+// thread at a time, while nothing else runs on the multiprocessor). At
+// 4096 that is 512 tiles on 132 multiprocessors: about four starts and ends
+// each, against a main loop of 64 slices a tile.
+//
+// What changes: which tiles a block computes, and C's way out
+// (kernels/common/persistent_bf16.cuh). The grid is the multiprocessors
+// (132 blocks on an H100 or H200); block b takes tiles b, b + 132,
+// b + 264, ... in row order. The ring's count runs on across tiles, so the
+// producer fills the next tile's first stages while the consumers finish
+// this tile and store it; each consumer stores its 64 x 256 part through a
+// 16 KB buffer after the ring, 64 columns at a time (two boxes of 64 x 32),
+// and waits for the copy engine only before it writes the buffer again. The
+// main loop is step 33's.
+//
+// Counter that shows it: the tensor pipe's busy share (ncu), higher: 79.3
+// -> 82.1% at 4096 on the H100, and its idle cycles per tile (an SM's idle
+// cycles over its 3.9 tiles), lower: 17,150 -> 14,318; global-store
+// instructions 262,144 -> 0 (the copy engine's stores are not the threads'
+// instructions). Measured with
+// devbench, two rounds: 87.6-88.2% of cuBLAS BF16 at 4096, 93.7-94.6% at
+// 2048. At 8192 it loses (69.5-74.9%, step 33: 82%): 132 blocks in row order
+// hold about four tile rows at a time, and B (128 MB) does not stay in the
+// 50 MB of L2, so each tile row reads it again from DRAM (3.5 GB read,
+// ncu, with step 35's identical main loop). Step 36 mends that.
+//
+// Ragged sizes: as step 33 (the copy engine zero-fills and clips every box;
+// where rows are off 16 bytes the producer loads by itself, and where C's
+// rows are, the consumers store by themselves). A block with no tile (more
+// blocks than tiles) ends at once. The result is step 33's bit for bit:
+// each element is the same sums in the same order, whichever block
+// computes it.
+//
+// Parameters: step 33's; the grid is the registry's. Needs sm_90a.
+
+#include "../common/persistent_bf16.cuh"   // step 33's producer and consumers, tile after tile
+
+#if GROUP != 1
+#error "step 34 walks the tiles in row order (GROUP 1)"
+#endif
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+gpu_wgmma_bf16_persistent(int M, int N, int K, const bf16* __restrict__ A, const bf16* __restrict__ B,
+                          float* __restrict__ C, const __grid_constant__ CUtensorMap map_a,
+                          const __grid_constant__ CUtensorMap map_b, const __grid_constant__ CUtensorMap map_c)
+{
+    multiply_tiles<StridedTiles>(M, N, K, A, B, C, &map_a, &map_b, &map_c);
+}

@@ -1,0 +1,46 @@
+// Step 36: step 35's persistent blocks, walking the tiles in groups of
+// GROUP tile rows (rasterisation).
+//
+// Source: CUTLASS's threadblock swizzle (GemmIdentityThreadblockSwizzle and
+// the SM90 tile scheduler's raster order and swizzle size), Triton's
+// matmul tutorial ("L2 cache optimizations": grouped ordering), and the TF32
+// chapter's step 23, whose order this is (ring.cuh's grouped_origin).
+//
+// The problem: step 35's block b takes tiles b, b + 132, ... in row order.
+// The 132 tiles running at one time are then about four whole tile rows of
+// C: 512 rows of A and every column of B. At 8192, B is 128 MB, more than
+// the 50 MB of L2, so each tile row reads all of B again from DRAM.
+//
+// What changes: the order of the tiles, nothing else. Tile number i lies in
+// a group of GROUP = 16 tile rows, walked down a column of 16 tiles before
+// moving one tile right: the 132 tiles running at one time cover a patch of
+// C 16 tiles high (2,048 rows) and about 8 wide (2,048 columns), whose
+// slices of A and B (at 8192, 32 MB each) L2 holds while they are read
+// again.
+//
+// Counter that shows it: DRAM bytes read (ncu), lower: 3.53 -> 1.31 GB at
+// 8192 on the H100, and the tensor pipe's busy share 80.9 -> 91.2% there; at
+// 4096 (the study's Nsight Compute size), 0.171 -> 0.149 GB and 85.4 ->
+// 86.3%. Measured with devbench, two rounds: 95.7-96.6% of cuBLAS BF16 at
+// 4096, 96.4% at 8192, 97.6-98.7% at 2048 (GROUP 8: within a point of 16).
+//
+// Ragged sizes: as step 35; the last group may be shorter than GROUP rows.
+// The result is step 35's bit for bit (each element the same sums in the
+// same order, whichever block computes it).
+//
+// Parameters: step 35's, and GROUP (tile rows a group). Needs sm_90a.
+
+#include "../common/persistent_bf16.cuh"   // step 35's kernel; the tiles' order is ring.cuh's grouped_origin
+#include "../common/pad_copy.cuh"          // step 35's copies where rows are off 16 bytes
+
+#if GROUP < 2
+#error "GROUP (>= 2) comes from kernels/registry.yaml as a -D define"
+#endif
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+gpu_wgmma_bf16_grouped(int M, int N, int K, const bf16* __restrict__ A, const bf16* __restrict__ B,
+                       float* __restrict__ C, const __grid_constant__ CUtensorMap map_a,
+                       const __grid_constant__ CUtensorMap map_b, const __grid_constant__ CUtensorMap map_c)
+{
+    multiply_tiles<StridedTiles, false>(M, N, K, A, B, C, &map_a, &map_b, &map_c);
+}

@@ -1,0 +1,160 @@
+// The producer and consumers of the BF16 wgmma steps (33 and later; a change
+// here rebuilds them all). Step 33's header explains the design; this file
+// holds its mechanics, on the TF32 chapter's ring (ring.cuh) and Hopper
+// wrappers (hopper.cuh).
+//
+// A stage of the ring is one K-slice of BK = 64 (a 128-byte swizzle row of
+// BF16 values) of the block's BM x BN tile:
+// - A's BM x 64 box, K-major: row m at m * 128 bytes;
+// - B's slice as BN / 64 boxes of 64 k by 64 columns, MN-major (row-major
+//   B, as the study stores it): row k of box j at j * B_BOX_BYTES + k * 128.
+// Both are read by the tensor cores from shared memory through descriptors;
+// no operand passes through registers. Consumer warpgroup c (1, 2, ...)
+// multiplies rows 64 (c - 1) to 64 c - 1 of A's box by the whole of B's
+// slice: a 64 x 256 part of C, 128 FP32 accumulators a thread.
+
+#pragma once
+
+#include "hopper.cuh"
+
+#if !defined(BM) || !defined(BN) || !defined(BK) || !defined(STAGES)
+#error "BM, BN, BK and STAGES come from kernels/registry.yaml as -D defines"
+#endif
+
+typedef unsigned short bf16;   // the bits of one BF16 value, as the host stores them
+
+constexpr int CONSUMERS = BM / 64, THREADS = 128 * (1 + CONSUMERS);
+static_assert(BLOCK_DIM_X == THREADS && BLOCK_DIM_Y == 1,
+              "kernels/registry.yaml's block must be THREADS x 1: a producer and a consumer warpgroup per 64 rows");
+static_assert(BN == 256 && BK == 64 && BM % 64 == 0 && CONSUMERS >= 1 && CONSUMERS <= 2,
+              "wgmma m64n256k16 over 128-byte swizzle rows: BN = 256, BK = 64, BM = 64 or 128");
+constexpr int A_BYTES = BM * BK * 2, B_BOX_BYTES = BK * 64 * 2, STAGE_BYTES = A_BYTES + (BN / 64) * B_BOX_BYTES;
+// as the TF32 steps (tma_pipeline.cuh): the producer's fallback loads fit in 72 registers, the consumers take
+// the rest of the block's (65,536 / THREADS rounded down to 8, times THREADS)
+constexpr int PRODUCER_REGISTERS = 72, CONSUMER_REGISTERS = 216;
+static_assert(128 * PRODUCER_REGISTERS + 128 * CONSUMERS * CONSUMER_REGISTERS <= 65536 / THREADS / 8 * 8 * THREADS,
+              "the warpgroups' registers after setmaxnreg must fit in the block's");
+
+#include "ring.cuh"   // the ring of stages (Ring, the_ring, setup_ring) and tile_origin
+static_assert(CLUSTER == 1, "the BF16 steps have no clusters: each block loads all of its slices");
+
+// Byte offsets inside a stage, as the copy engine writes them (128-byte swizzle: the 16-byte chunk c of a
+// 128-byte row r lies at chunk c XOR r % 8).
+__device__ __forceinline__ int a_offset(int m, int k)   // A(row0 + m, k0 + k)
+{
+    return m * 128 + (((k / 8) ^ (m % 8)) << 4) + (k % 8) * 2;
+}
+
+__device__ __forceinline__ int b_offset(int k, int n)   // B(k0 + k, col0 + n)
+{
+    return A_BYTES + (n / 64) * B_BOX_BYTES + k * 128 + ((((n % 64) / 8) ^ (k % 8)) << 4) + (n % 8) * 2;
+}
+
+// The copy engine can read A and B where their rows start on 16 bytes: K and N multiples of 8, A and B on
+// 16 bytes (matmulstudy/gpu/tma.py passes tensor maps on the same rule, and zeros elsewhere).
+__device__ __forceinline__ bool maps_usable(int N, int K, const bf16* A, const bf16* B)
+{
+    return K % 8 == 0 && N % 8 == 0 && reinterpret_cast<uintptr_t>(A) % 16 == 0 &&
+           reinterpret_cast<uintptr_t>(B) % 16 == 0;
+}
+
+#include "producer.cuh"   // produce_tile: the producer warpgroup (the TF32 steps' too), on the layout above
+
+// A consumer warpgroup: its rows of the tile, and each thread's place in wgmma's accumulator layout
+// (hopper.cuh: d[4i + h] is row 16 w + g + 8 (h / 2), column 8i + 2t + h % 2 of its 64 x 256 part).
+struct Consumer {
+    int rows, g, t, w, lane;   // rows: its first row of the tile
+
+    __device__ Consumer(int warpgroup, int tid)
+        : rows(64 * (warpgroup - 1)), g(tid % 32 / 4), t(tid % 4), w(tid / 32), lane(tid % 32)
+    {
+    }
+
+    // Slice `count`'s BK / 16 wgmma, on its stage once full, committed as one group.
+    __device__ __forceinline__ void issue(const Ring& ring, int count, float (&d)[128]) const
+    {
+        const unsigned char* tile = ring.stage(count);
+        mbarrier_wait(&ring.full[count % STAGES], (count / STAGES) % 2);
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; ++kk)   // 16 k: 32 bytes along A's rows, 16 rows (2,048 bytes) of B's boxes
+            wgmma_m64n256k16_bf16(d, descriptor_sw128(tile + rows * 128 + kk * 32),
+                                  descriptor_sw128_mn(tile + A_BYTES + kk * 16 * 128, B_BOX_BYTES));
+        wgmma_commit();
+    }
+
+    // Slice `count` is done with: its stage may be refilled (one arrival per consumer warp).
+    __device__ __forceinline__ void release(const Ring& ring, int count) const
+    {
+        if (lane == 0)
+            mbarrier_arrive(&ring.empty[count % STAGES]);
+    }
+
+    // Every K-slice of one tile, from slice `count` of the ring on: issue slice s, wait until only it is
+    // running (slice s - 1 done), give s - 1's stage back. One group in flight while the next is waited for.
+    __device__ __forceinline__ void multiply(const Ring& ring, int& count, int K, float (&d)[128]) const
+    {
+#pragma unroll
+        for (int i = 0; i < 128; ++i)
+            d[i] = 0.0f;
+        const int slices = (K + BK - 1) / BK;
+        for (int s = 0; s < slices; ++s, ++count) {
+            issue(ring, count, d);
+            wgmma_wait<1>();
+            if (s > 0)
+                release(ring, count - 1);
+        }
+        wgmma_wait<0>();
+        release(ring, count - 1);
+    }
+
+    // Its 64 x 256 part of the tile at (row0, col0) into C: each thread's pairs of neighbouring columns as one
+    // 8-byte store where C's rows start on 8 bytes (N even, C on 8 bytes) and both lie inside, else one by one;
+    // nothing outside C.
+    __device__ __forceinline__ void store(const float (&d)[128], float* __restrict__ C, int M, int N, int row0,
+                                          int col0) const
+    {
+        const bool pairs = N % 2 == 0 && reinterpret_cast<uintptr_t>(C) % 8 == 0;
+#pragma unroll
+        for (int i = 0; i < BN / 8; ++i)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {   // h = 0: row g, d[4i], d[4i + 1]; h = 1: row g + 8, d[4i + 2, 3]
+                const int r = row0 + rows + 16 * w + g + 8 * h, c = col0 + 8 * i + 2 * t;
+                if (r >= M)
+                    continue;
+                float* out = C + (size_t)r * N + c;
+                if (pairs && c + 1 < N) {
+                    *reinterpret_cast<float2*>(out) = make_float2(d[4 * i + 2 * h], d[4 * i + 2 * h + 1]);
+                } else {
+                    if (c < N)
+                        out[0] = d[4 * i + 2 * h];
+                    if (c + 1 < N)
+                        out[1] = d[4 * i + 2 * h + 1];
+                }
+            }
+    }
+};
+
+// One block, one tile (step 33; the tile at tile_origin()): warpgroup 0 produces, the others consume and store.
+// Each role's values are computed after its setmaxnreg.
+__device__ __forceinline__ void multiply_tile(int M, int N, int K, const bf16* __restrict__ A,
+                                              const bf16* __restrict__ B, float* __restrict__ C,
+                                              const CUtensorMap* map_a, const CUtensorMap* map_b)
+{
+    setup_ring(maps_usable(N, K, A, B));
+    const int warpgroup = threadIdx.x / 128;
+    int count = 0;   // slices through the ring so far
+    if (warpgroup == 0) {   // the producer
+        registers_release<PRODUCER_REGISTERS>();
+        const int2 origin = tile_origin();
+        produce_tile(the_ring(), count, origin.x, origin.y, M, N, K, A, B, map_a, map_b, maps_usable(N, K, A, B),
+                     threadIdx.x);
+        return;
+    }
+    registers_claim<CONSUMER_REGISTERS>();   // a consumer: 64 rows of the tile by its 256 columns
+    const Consumer me(warpgroup, threadIdx.x % 128);
+    float d[128];
+    me.multiply(the_ring(), count, K, d);
+    const int2 origin = tile_origin();
+    me.store(d, C, M, N, origin.x, origin.y);
+}
