@@ -70,6 +70,11 @@ def base_table(st: Study) -> list[str]:
 ABSENT = "–"   # a step that a GPU's study did not have: its commit came before the step
 
 
+def _no_result(st: Study, vid: str) -> str:
+    """The cell of a variant with no row at this size: blank if the study had it, else ABSENT."""
+    return "" if vid in st.registry else ABSENT
+
+
 def precision_table(studies: list[Study], precision: str, sizes: tuple) -> list[str]:
     """A precision's steps as fractions of its reference, per GPU and size; the best of each column in bold;
     the samples re-taken (batches during which the GPU throttled) where there were any; ABSENT where a GPU's
@@ -90,7 +95,7 @@ def precision_table(studies: list[Study], precision: str, sizes: tuple) -> list[
             row = tables[st.label, n]
             row = row[row["variant"] == v.id]
             if not len(row):
-                cells.append("" if v.id in st.registry else ABSENT)
+                cells.append(_no_result(st, v.id))
                 continue
             r = row.iloc[0]
             text = f"{r['frac_of_cublas']:.1%}"
@@ -103,8 +108,7 @@ def precision_table(studies: list[Study], precision: str, sizes: tuple) -> list[
     for st, n in cols:
         row = tables[st.label, n]
         row = row[row["variant"] == reference.id]
-        cells.append(f"{row.iloc[0]['median_gflops'] / 1e3:.1f}" if len(row) else
-                     "" if reference.id in st.registry else ABSENT)
+        cells.append(f"{row.iloc[0]['median_gflops'] / 1e3:.1f}" if len(row) else _no_result(st, reference.id))
     lines.append(f"| cuBLAS {p.label}, TFLOP/s | " + " | ".join(cells) + " |")
     absent = [st for st in studies if any(v.id not in st.registry for v in steps + [reference])]
     if absent:
