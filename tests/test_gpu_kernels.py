@@ -18,10 +18,11 @@ pytestmark = pytest.mark.gpu
 # tiles by 5 (step 23's groups of 8 tile rows: a full one and a short one; a cluster's block right of C),
 # 9 rows of them by 33 (153 cluster tiles: more than the 66 clusters of steps 26 and 27's persistent grid),
 # and 17 x 12 tiles of 128 x 256 (a wave of 132 whole ones, then step 29 cuts the 72 left in pieces: its
-# "one-tile" hybrid; at 17 x 17 its other one)
+# "one-tile" hybrid; at 17 x 17 its other one); N of whole 64-column blocks, a tile and a quarter of them,
+# with M and K ragged (step 38's B in one copy; 4096 x 64 x 1024 is one block and three outside B)
 SHAPES = [Shape(1, 1, 1), Shape(17, 33, 65), Shape(200, 72, 40), Shape(1000, 1000, 1000), Shape(4096, 64, 1024),
           Shape(513, 257, 129), Shape(31, 1, 4097), Shape(131, 259, 1), Shape(2600, 520, 36),
-          Shape(2049, 4097, 33), Shape(2049, 2817, 33)]
+          Shape(2049, 4097, 33), Shape(2049, 2817, 33), Shape(300, 320, 200)]
 # every kernel of a variant that chooses among them by shape (step 30), each at every shape
 CASES = [(v.id, d, k) for v in load_registry().values() if v.is_gpu for d in v.dtypes for k in v.kernels]
 TIMING = Timing(warmup=1, cache="cold", min_samples=3, max_samples=3, max_noise=0.005, max_time_s=1.0,
@@ -66,10 +67,11 @@ def test_gpu_variant_matches_float64_reference(registry, gpu_builds, variant_id,
 @pytest.mark.parametrize("ids", [
     ["gpu_wgmma_lean", "gpu_wgmma_persistent", "gpu_wgmma_queued"],
     ["gpu_wgmma_bf16", "gpu_wgmma_bf16_persistent", "gpu_wgmma_bf16_aligned", "gpu_wgmma_bf16_grouped",
-     "gpu_wgmma_bf16_queued"]], ids=["tf32", "bf16"])
+     "gpu_wgmma_bf16_queued", "gpu_wgmma_bf16_one_copy"]], ids=["tf32", "bf16"])
 def test_the_persistent_steps_give_the_one_tile_steps_bits_launch_after_launch(registry, gpu_builds, ids):
     """Steps 26 and 27 change which cluster computes a tile, not its sums: their C is step 25's, bit for bit;
-    so are steps 34 to 37's step 33's (steps 35 to 37 through the aligned copies where rows are off 16 bytes).
+    so are steps 34 to 38's step 33's (steps 35 to 38 through the aligned copies where rows are off 16 bytes; step
+    38's B in one copy where N is whole 64-column blocks, 300 x 320 x 200 and 4096 among them).
     Each runs twice at each shape, one shape after another in one context, so a launch that left its tile
     counter (steps 27, 37) or any other state behind would give the next one other tiles."""
     from matmulstudy.gpu.session import GpuSession
@@ -77,7 +79,8 @@ def test_the_persistent_steps_give_the_one_tile_steps_bits_launch_after_launch(r
         pytest.skip(registry[ids[0]].unsupported(gpu_builds["arch"]))
     precision = registry[ids[0]].precision
     with GpuSession() as gpu:
-        for shape in (Shape(1537, 3001, 997), Shape(2049, 4097, 33), Shape(1, 1, 1), Shape(4096, 4096, 4096)):
+        for shape in (Shape(1537, 3001, 997), Shape(2049, 4097, 33), Shape(1, 1, 1), Shape(300, 320, 200),
+                      Shape(4096, 4096, 4096)):
             a, b = data.operands(*problem(shape, "float32"), precision)
             d_a, d_b = gpu.to_device(a), gpu.to_device(b)
             d_c = gpu.empty(4 * shape.M * shape.N)

@@ -97,6 +97,8 @@ def test_roles_name_the_references_and_the_cpu_baselines(registry):
     ({"tensor_maps": {"A": [128, 64], "B": [32, 32]}}, "box 128x64 is not one the copy engine takes"),
     ({"tensor_maps": {"A": [512, 32], "B": [32, 32]}}, "box 512x32 is not one the copy engine takes"),
     ({"tensor_maps": {"A": [128, 6], "B": [32, 32]}}, "box 128x6 is not one the copy engine takes"),
+    ({"tensor_maps": {"A": [128, 32], "B": [32, 32, 2, 2]}}, r"a box may add \[\.\., blocks\]"),
+    ({"tensor_maps": {"A": [128, 32], "B": [32, 16, 2]}}, "box 32x16x2: blocks is 1..256, and more than one"),
     ({"cluster": [2]}, r"'cluster' is \[x, y\]"),
     ({"cluster": [4, 4]}, "is not a portable cluster"),
     ({"chapter": "beyond"}, "must lie in beyond/, its chapter's folder"),   # its file is in seeds/

@@ -110,6 +110,54 @@ def test_bf16_maps_take_two_byte_elements_and_rows_of_a_multiple_of_8():
     assert "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16" in source and "kK % per16 == 0 && kN % per16 == 0" in source
 
 
+def test_a_box_of_blocks_is_one_3d_map_where_the_columns_are_whole_blocks_as_the_kernel_decides():
+    """Step 38's B: [rows, 64, blocks] is `blocks` boxes of 64 BF16 columns side by side in one copy: a 3-D map
+    (a block's columns, rows, blocks; the blocks 128 bytes apart) where N is whole blocks; else, as the last
+    block would run into the next row, the 2-D map of one block, and the producer makes a copy a block (the
+    same rule in producer.cuh and in the sanitizer's launcher)."""
+    boxes = {"A": (128, 64), "B": (64, 64, 4), "C": (64, 32)}
+    plans = tma.plan(boxes, 300, 320, 72, ADDRESSES, tma.BFLOAT16)
+    assert plans["B"] == tma.MapPlan(dims=(64, 72, 5), row_bytes=320 * 2, box=(64, 64, 4), elem=tma.BFLOAT16,
+                                     block_bytes=128)
+    assert plans["A"] == tma.MapPlan(dims=(72, 300), row_bytes=72 * 2, box=(64, 128), elem=tma.BFLOAT16)
+    assert tma.plan(boxes, 300, 200, 72, ADDRESSES, tma.BFLOAT16)["B"] == tma.MapPlan(
+        dims=(200, 72), row_bytes=200 * 2, box=(64, 64), elem=tma.BFLOAT16)   # 200 = 3 blocks and 8 columns
+    source = (KERNEL_HEADERS / "producer.cuh").read_text()
+    assert "B_BLOCKS > 1 && N % BOX_COLUMNS == 0" in source and "tma_load_3d" in source
+    assert "blocks > 1 && cols % box_cols == 0" in (ROOT / "matmulstudy" / "gpu" / "launch.cu").read_text()
+
+
+def test_a_3d_map_is_encoded_with_three_dimensions_and_its_block_stride(monkeypatch):
+    """What the driver is asked for (cuTensorMapEncodeTiled's arguments), for a 2-D and a 3-D plan."""
+    calls = []
+
+    def encode_tiled(out, dtype, rank, address, dims, strides, box, steps, *rest):
+        n = rank.value
+        calls.append((dtype, n, address.value, list(dims)[:n], list(strides)[:n - 1], list(box)[:n], list(steps)[:n]))
+        return 0
+    monkeypatch.setattr(tma, "_encode_function", lambda: encode_tiled)
+    plans = tma.plan({"A": (128, 64), "B": (64, 64, 4)}, 300, 320, 72, ADDRESSES, tma.BFLOAT16)
+    assert len(tma.encode(plans["B"], 0x2000)) == tma.MAP_BYTES
+    assert calls[-1] == (tma.BFLOAT16.code, 3, 0x2000, [64, 72, 5], [640, 128], [64, 64, 4], [1, 1, 1])
+    tma.encode(plans["A"], 0x1000)
+    assert calls[-1] == (tma.BFLOAT16.code, 2, 0x1000, [72, 300], [144], [64, 128], [1, 1])
+
+
+@pytest.mark.parametrize("box, message", [((64, 32, 4), "more than one needs cols of one whole swizzle row"),
+                                          ((64, 64, 0), "blocks is 1..256"), ((64, 64, 257), "blocks is 1..256")])
+def test_a_box_of_blocks_the_copy_engine_cannot_take_is_named(box, message):
+    assert tma.check_box("B", (64, 64, 4), "here", tma.BFLOAT16) == (64, 64, 4)
+    assert tma.check_box("B", (64, 32, 1), "here", tma.BFLOAT16) == (64, 32, 1)
+    with pytest.raises(StudyError, match=message):
+        tma.check_box("B", box, "here", tma.BFLOAT16)
+
+
+def test_the_sanitizer_launches_step_38_with_its_box_of_blocks():
+    v = load_registry()["gpu_wgmma_bf16_one_copy"]
+    cmd = sanitize.command("memcheck", "launch", "k.cubin", v, Shape(96, 320, 72), exe="compute-sanitizer", sms=132)
+    assert cmd[-6:] == [str(v.dynamic_shared), "128x64", "64x64x4", "64x32", "pad=pad_copy", "elem=2"]
+
+
 def test_without_a_driver_the_error_says_what_is_missing(monkeypatch):
     def refuse(name):
         raise OSError(f"{name}: cannot open shared object file")
@@ -246,11 +294,13 @@ def test_the_sanitizer_launches_a_bf16_step_with_its_copies_and_bf16_maps():
 
 
 @pytest.mark.parametrize("vid", ["gpu_wgmma_bf16_persistent", "gpu_wgmma_bf16_aligned", "gpu_wgmma_bf16_grouped",
-                                 "gpu_wgmma_bf16_queued"])
+                                 "gpu_wgmma_bf16_queued", "gpu_wgmma_bf16_one_copy"])
 def test_the_persistent_bf16_steps_fit_the_ring_and_cs_buffers_on_a_grid_of_the_multiprocessors(vid):
     v = load_registry()[vid]
     bm, bn, bk, stages = (v.defines[k] for k in ("BM", "BN", "BK", "STAGES"))
     assert v.cluster == (1, 1) and v.launch_grid(4096, 4096, 132) == v.launch_grid(1, 1, 132) == (132, 1, 1)
     assert v.dynamic_shared == stages * (bm + bn) * bk * 2 + (bm // 64) * 16384 + 1024 <= 227 * 1024
-    assert v.tensor_maps == {"A": (bm, bk), "B": (bk, 64), "C": (64, 32)}
+    blocks = v.defines.get("B_BLOCKS", 1)   # step 38: the slice's boxes of B in one copy
+    assert v.tensor_maps == {"A": (bm, bk), "B": (bk, 64, blocks) if blocks > 1 else (bk, 64), "C": (64, 32)}
+    assert blocks in (1, bn // 64)
     assert v.operand_element == tma.BFLOAT16 and v.needs == "sm_90a"

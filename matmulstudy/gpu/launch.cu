@@ -4,11 +4,12 @@
 //          [elem=BYTES]
 //
 // SHARED: the bytes of dynamic shared memory (the kernel's limit raised to
-// them first); the boxes (ROWSxCOLS): the kernel takes TMA tensor maps of A
-// and B (and C) after C, made here as matmulstudy/tma.py makes them
-// (128-byte swizzle; 128 zero bytes where the rows do not start on 16
-// bytes: A and B unless K and N are multiples of 4, C unless N is, and the
-// kernel then goes without them).
+// them first); the boxes (ROWSxCOLS, or ROWSxCOLSxBLOCKS): the kernel takes
+// TMA tensor maps of A and B (and C) after C, made here as
+// matmulstudy/gpu/tma.py makes them (128-byte swizzle; 3-D with BLOCKS boxes
+// side by side where the columns are whole blocks; 128 zero bytes where the
+// rows do not start on 16 bytes: A and B unless K and N are multiples of 4,
+// C unless N is, and the kernel then goes without them).
 // pad=COPY_KERNEL (a variant with align_rows, steps 24 and 35): as
 // matmulstudy/gpu/launch.py's Padding does, where K or N is not a multiple of
 // 16 bytes of A's and B's elements the operands are first copied by
@@ -51,20 +52,23 @@ static int fail(cudaError_t err, const char* what)
     } while (0)
 
 // A row-major rows x cols matrix of `elem`-byte elements (4: float32, 2: BF16) at `base`, boxes of box_rows x
-// box_cols; false if the driver refuses.
-static bool encode(CUtensorMap* map, const void* base, int rows, int cols, unsigned box_rows, unsigned box_cols,
-                   int elem = 4)
+// box_cols, or of `blocks` such boxes side by side (a 3-D map: a block's columns, rows, blocks) where cols is a
+// multiple of box_cols; false if the driver refuses.
+static bool encode(CUtensorMap* map, const void* base, int rows, int cols, const unsigned (&b)[3], int elem = 4)
 {
+    const unsigned box_rows = b[0], box_cols = b[1], blocks = b[2];
     static PFN_cuTensorMapEncodeTiled_v12000 fn = nullptr;
     cudaDriverEntryPointQueryResult found;
     if (!fn && (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", reinterpret_cast<void**>(&fn), 12000,
                                                  cudaEnableDefault, &found) != cudaSuccess ||
                 found != cudaDriverEntryPointSuccess))
         return false;
-    const cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows}, strides[1] = {(cuuint64_t)cols * elem};
-    const cuuint32_t box[2] = {box_cols, box_rows}, steps[2] = {1, 1};
+    const bool blocked = blocks > 1 && cols % box_cols == 0;
+    const cuuint64_t dims[3] = {blocked ? box_cols : (cuuint64_t)cols, (cuuint64_t)rows, blocked ? cols / box_cols : 1};
+    const cuuint64_t strides[2] = {(cuuint64_t)cols * elem, (cuuint64_t)box_cols * elem};
+    const cuuint32_t box[3] = {box_cols, box_rows, blocked ? blocks : 1}, steps[3] = {1, 1, 1};
     const CUtensorMapDataType type = elem == 2 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
-    return fn(map, type, 2, const_cast<void*>(base), dims, strides, box, steps,
+    return fn(map, type, blocked ? 3 : 2, const_cast<void*>(base), dims, strides, box, steps,
               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
@@ -99,10 +103,10 @@ int main(int argc, char** argv)
         return 2;
     }
     const int shared = argc > 10 ? std::atoi(argv[10]) : 0, nmaps = argc > 11 ? argc - 11 : 0;
-    unsigned boxes[3][2] = {};
+    unsigned boxes[3][3] = {{0, 0, 1}, {0, 0, 1}, {0, 0, 1}};
     for (int i = 0; i < nmaps; ++i)
-        if (std::sscanf(argv[11 + i], "%ux%u", &boxes[i][0], &boxes[i][1]) != 2) {
-            std::fprintf(stderr, "launch: a box is ROWSxCOLS, got %s\n", argv[11 + i]);
+        if (std::sscanf(argv[11 + i], "%ux%ux%u", &boxes[i][0], &boxes[i][1], &boxes[i][2]) < 2) {
+            std::fprintf(stderr, "launch: a box is ROWSxCOLS or ROWSxCOLSxBLOCKS, got %s\n", argv[11 + i]);
             return 2;
         }
     int M = std::atoi(argv[3]), N = std::atoi(argv[4]), K = std::atoi(argv[5]);
@@ -160,9 +164,8 @@ int main(int argc, char** argv)
     CUtensorMap maps[3];
     std::memset(maps, 0, sizeof maps);
     const bool loads = nmaps >= 2 && kK % per16 == 0 && kN % per16 == 0, store = nmaps == 3 && kN % 4 == 0;
-    if ((loads && !(encode(&maps[0], ka, M, kK, boxes[0][0], boxes[0][1], elem) &&
-                    encode(&maps[1], kb, kK, kN, boxes[1][0], boxes[1][1], elem))) ||
-        (store && !encode(&maps[2], kc, M, kN, boxes[2][0], boxes[2][1]))) {
+    if ((loads && !(encode(&maps[0], ka, M, kK, boxes[0], elem) && encode(&maps[1], kb, kK, kN, boxes[1], elem))) ||
+        (store && !encode(&maps[2], kc, M, kN, boxes[2]))) {
         std::fprintf(stderr, "launch: cuTensorMapEncodeTiled refused a map\n");
         return 1;
     }

@@ -29,6 +29,16 @@ kernels/common/tma_pipeline.cuh and wgmma_bf16.cuh, store_map_usable in
 hopper.cuh), loads those slices itself
 (A and B: both maps or neither) or stores C itself.
 
+A box of three numbers, `B: [rows, cols, blocks]` (step 38), is `blocks`
+boxes of rows x cols side by side in one copy, each one 128-byte swizzle row
+wide: the map is then 3-D, (a block's columns, rows, blocks of columns; the
+blocks 128 bytes apart in global memory), and its one box lays the blocks
+one after another in shared memory, each as the 2-D map's box would. Where
+the matrix's columns are not whole blocks (N % 64 in BF16), the last block
+would run into the next row, so the map is the 2-D one of one block and the
+kernel makes `blocks` copies (kernels/common/producer.cuh applies the same
+rule).
+
 Everything but `encode` runs without a GPU (tests/test_tma.py).
 """
 
@@ -69,25 +79,29 @@ def element(name: str) -> Element:
     return ELEMENTS[name]
 
 
-def check_box(name: str, box, where: str, elem: Element = FLOAT32) -> tuple[int, int]:
-    """A box (rows, cols) that a 128-byte-swizzled tensor map of these elements accepts, or a StudyError
-    saying why not."""
-    rows, cols = box
+def check_box(name: str, box, where: str, elem: Element = FLOAT32) -> tuple:
+    """A box (rows, cols) or (rows, cols, blocks) that a 128-byte-swizzled tensor map of these elements accepts,
+    or a StudyError saying why not. Blocks side by side must each be a whole swizzle row wide."""
+    rows, cols, blocks = (*box, 1) if len(box) == 2 else box
     if not (1 <= rows <= MAX_BOX and 1 <= cols and cols * elem.bytes <= SWIZZLE_BYTES
             and cols * elem.bytes % 16 == 0):
         raise StudyError(f"{where}: tensor_maps {name} box {rows}x{cols} is not one the copy engine takes with the "
                          f"128-byte swizzle: rows 1..{MAX_BOX}, cols a multiple of {16 // elem.bytes} up to "
                          f"{SWIZZLE_BYTES // elem.bytes} ({elem.name})")
-    return rows, cols
+    if len(box) == 3 and not (1 <= blocks <= MAX_BOX and (blocks == 1 or cols * elem.bytes == SWIZZLE_BYTES)):
+        raise StudyError(f"{where}: tensor_maps {name} box {rows}x{cols}x{blocks}: blocks is 1..{MAX_BOX}, and more "
+                         f"than one needs cols of one whole swizzle row ({SWIZZLE_BYTES // elem.bytes} {elem.name})")
+    return tuple(box)
 
 
 @dataclass(frozen=True)
 class MapPlan:
-    """What cuTensorMapEncodeTiled is given for one row-major rows x cols matrix."""
-    dims: tuple          # (cols, rows): innermost first
+    """What cuTensorMapEncodeTiled is given for one row-major rows x cols matrix: 2-D, or 3-D with blocks."""
+    dims: tuple          # (cols, rows), or (a block's cols, rows, blocks): innermost first
     row_bytes: int       # the stride between rows
-    box: tuple           # (box cols, box rows): innermost first
+    box: tuple           # (box cols, box rows), or (box cols, box rows, blocks): innermost first
     elem: Element = FLOAT32
+    block_bytes: int = 0   # 3-D: the stride between blocks of columns
 
 
 def usable(rows: int, cols: int, address: int, elem: Element = FLOAT32) -> bool:
@@ -105,9 +119,17 @@ def plan(boxes: dict, M: int, N: int, K: int, addresses: dict, operands: Element
     elems = {"A": operands, "B": operands, "C": FLOAT32}
     ok = {name: usable(*shapes[name], addresses[name], elems[name]) for name in boxes}
     loads = ok["A"] and ok["B"]
-    return {name: MapPlan((shapes[name][1], shapes[name][0]), shapes[name][1] * elems[name].bytes,
-                          tuple(reversed(boxes[name])), elems[name])
-            if (loads if name in "AB" else ok[name]) else None for name in boxes}
+    return {name: _map_plan(shapes[name], boxes[name], elems[name]) if (loads if name in "AB" else ok[name])
+            else None for name in boxes}
+
+
+def _map_plan(shape: tuple, box: tuple, elem: Element) -> MapPlan:
+    """One matrix's plan: 3-D where its box has blocks and its columns are whole blocks, else 2-D (one block)."""
+    (rows, cols), (box_rows, box_cols, blocks) = shape, (*box, 1)[:3]
+    if blocks > 1 and cols % box_cols == 0:
+        return MapPlan((box_cols, rows, cols // box_cols), cols * elem.bytes, (box_cols, box_rows, blocks), elem,
+                       box_cols * elem.bytes)
+    return MapPlan((cols, rows), cols * elem.bytes, (box_cols, box_rows), elem)
 
 
 _driver = None
@@ -136,13 +158,15 @@ def encode(p: MapPlan, address: int) -> bytes:
     u64, u32 = ctypes.c_uint64, ctypes.c_uint32
     out = (ctypes.c_ubyte * (MAP_BYTES + MAP_ALIGN))()   # room to align it to 128 bytes
     start = -ctypes.addressof(out) % MAP_ALIGN
+    rank = len(p.dims)
+    strides = (p.row_bytes, p.block_bytes)[:rank - 1]
     status = _encode_function()(
-        ctypes.c_void_p(ctypes.addressof(out) + start), p.elem.code, u32(2), ctypes.c_void_p(address),
-        (u64 * 2)(*p.dims), (u64 * 1)(p.row_bytes), (u32 * 2)(*p.box), (u32 * 2)(1, 1),
+        ctypes.c_void_p(ctypes.addressof(out) + start), p.elem.code, u32(rank), ctypes.c_void_p(address),
+        (u64 * rank)(*p.dims), (u64 * (rank - 1))(*strides), (u32 * rank)(*p.box), (u32 * rank)(*[1] * rank),
         _INTERLEAVE_NONE, _SWIZZLE_128B, _L2_PROMOTION_256B, _OOB_FILL_ZEROS)
     if status != 0:
-        raise StudyError(f"cuTensorMapEncodeTiled failed with CUresult {status} for a {p.dims[1]}x{p.dims[0]} "
-                         f"matrix, box {p.box[1]}x{p.box[0]}")
+        raise StudyError(f"cuTensorMapEncodeTiled failed with CUresult {status} for a {rank}-D map of dims "
+                         f"{p.dims}, box {p.box}")
     return bytes(out[start:start + MAP_BYTES])
 
 

@@ -58,7 +58,7 @@ def command(tool: str, launcher, cubin, variant: Variant, shape: Shape, exe: str
             sms: int | None = None) -> list[str]:
     M, N, _ = variant.launch_shape(*shape)   # a variant with align_rows multiplies the padded problem
     grid, block = variant.launch_grid(M, N, sms), variant.block
-    boxes = [f"{rows}x{cols}" for rows, cols in variant.tensor_maps.values()]
+    boxes = ["x".join(map(str, box)) for box in variant.tensor_maps.values()]
     extra = [str(variant.dynamic_shared), *boxes] if variant.dynamic_shared or boxes else []
     extra += [f"pad={variant.align_rows}"] * bool(variant.align_rows)
     extra += [f"elem={variant.operand_element.bytes}"] * (bool(boxes) and variant.operand_element.bytes != 4)

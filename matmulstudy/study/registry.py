@@ -193,13 +193,13 @@ def _parse_launches(raw, kernel: str, backend: str, maps, align_rows, where: str
 
 def _parse_tensor_maps(raw, backend: str, where: str) -> tuple:
     """tensor_maps: {A: [rows, cols], B: [rows, cols]} and maybe C: the boxes of the TMA maps a cuda kernel
-    takes, in that order."""
+    takes, in that order; a box may have a third number, the blocks of columns one copy brings (gpu/tma.py)."""
     if raw is None:
         return ()
     if (backend != "cuda" or not isinstance(raw, dict) or set(raw) not in ({"A", "B"}, {"A", "B", "C"})
-            or not all(isinstance(box, list) and len(box) == 2 for box in raw.values())):
-        raise StudyError(f"{where}: tensor_maps is {{A: [rows, cols], B: [rows, cols]}} (and C: [rows, cols]), "
-                         "on a cuda kernel")
+            or not all(isinstance(box, list) and len(box) in (2, 3) for box in raw.values())):
+        raise StudyError(f"{where}: tensor_maps is {{A: [rows, cols], B: [rows, cols]}} (and C: [rows, cols]; "
+                         "a box may add [.., blocks]), on a cuda kernel")
     return tuple((name, tuple(raw[name])) for name in ("A", "B", "C") if name in raw)
 
 

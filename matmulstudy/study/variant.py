@@ -131,8 +131,8 @@ class Variant:
 
     @property
     def tensor_maps(self) -> dict:
-        """{matrix: (box rows, box cols)} of the TMA maps the kernel takes after C, in order (A, B); {} if none.
-        A's and B's boxes are of the element type its precision's kernels read, C's of float32."""
+        """{matrix: (box rows, box cols[, blocks])} of the TMA maps the kernel takes after C, in order (A, B); {}
+        if none. A's and B's boxes are of the element type its precision's kernels read, C's of float32."""
         from ..gpu import tma
         return {name: tma.check_box(name, tuple(eval_expr(e, self.defines) for e in box), f"variant {self.id}",
                                     self.operand_element if name in "AB" else tma.FLOAT32)
