@@ -35,10 +35,11 @@
 // 100.0-100.3% at 8192 against 99.8-100.1%, and the main loop's time a tile
 // of 4096 k, fitted over K = 1024 to 8192 at M = N = 4096, 40.4 -> 40.1 us
 // (the rest of a tile 5.7 -> 5.4 us); on GPU-a63ad239 (one run) 98.1-98.2%
-// against 96.9-97.3%, main loop 40.9 -> 40.7 us; on GPU-06fd217d (two runs)
+// against 96.9-97.3%, main loop 40.9 -> 40.7 us; on GPU-f97c3ff5 (two
+// runs) 96.9-98.9% against 96.5-97.4%; on GPU-06fd217d (two runs)
 // 96.1-97.4% against 95.9-97.5%, and the fit the same for both (41.5 us,
 // 5.3 us). Never slower at the study's shapes; cuBLAS BF16's main loop is
-// still 1.7-2.7% faster than step 38's on the three (notes/bf16.md).
+// still 1.7-2.7% faster than step 38's on the three fitted (notes/bf16.md).
 //
 // Ragged sizes: as step 37. Where N is not a multiple of 64, the last block
 // would run into the next row, so the host's map is step 37's 2-D one and
