@@ -314,3 +314,24 @@ def test_a_devbench_candidate_is_a_step_with_its_defines_changed(registry, capsy
     with pytest.raises(SystemExit):
         main(["gpu_wgmma_bf16_queued", "--rounds", "0", "--arch", "sm_90a"])
     assert capsys.readouterr().err.strip() == "error: --rounds is 1 or more, not 0"
+
+
+def test_devbench_fits_each_variants_time_over_k_and_names_shapes_it_cannot_fit(capsys):
+    """--fit-k: time = rest + slope K through each variant's medians over rounds, at one M x N; shapes of another
+    M x N, or one K only, are named before anything is built."""
+    import pandas as pd
+    from matmulstudy.tools.devbench import fit_over_k, main
+    rows = [{"variant": v, "shape": f"4096x4096x{k}", "round": r, "timed": True, "verified": True,
+             "median_ms": (rest + per_k * k) * (1 + 0.01 * (r == 2 and k == 2048))}
+            for v, rest, per_k in (("a", 0.02, 4e-5), ("b", 0.01, 5e-5)) for k in (1024, 2048, 4096) for r in (1, 2, 3)]
+    rows.append({"variant": "a", "shape": "17x33x65", "round": 1, "timed": False, "verified": True})
+    fit = fit_over_k(pd.DataFrame(rows)).set_index("variant")
+    assert fit.loc["a", "us_per_1024_k"] == pytest.approx(4e-5 * 1024e3) and fit.loc["a", "rest_us"] == pytest.approx(20)
+    assert fit.loc["b", "us_per_1024_k"] == pytest.approx(5e-5 * 1024e3) and fit.loc["b", "rest_us"] == pytest.approx(10)
+    assert fit["max_residual_us"].max() < 1e-6   # the odd round out is not the median
+    with pytest.raises(StudyError, match=r"b was timed at one K only \(4096\)"):
+        fit_over_k(pd.DataFrame([r for r in rows if r["variant"] == "b" and r["shape"].endswith("x4096")]))
+    for times in ("4096", "4096x4096x1024,2048x4096x2048"):
+        with pytest.raises(SystemExit):
+            main(["gpu_wgmma_bf16_queued", "--fit-k", "--time", times, "--arch", "sm_90a"])
+        assert "error: --fit-k needs timed shapes of one M x N at two K or more" in capsys.readouterr().err

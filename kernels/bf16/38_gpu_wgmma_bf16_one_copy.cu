@@ -13,7 +13,7 @@
 // 128 x 64 and B's four of 64 k by 64 columns, one per 128-byte block of
 // its 256 columns. With no loads at all (the stages left as first filled:
 // a wrong product, timed only) the main loop takes 36.3-37.1 us a tile at
-// 4096 on the H100, with them 40.4-41.5 (five H100s): the loads slow the
+// 4096 on the H100, with them 40.4-42.1 (six H100s): the loads slow the
 // tensor cores by about a tenth, while the consumers hardly wait for a
 // stage (about 1,000 cycles a tile beyond the waits' own cost). Splitting
 // A's box in two or four made the main loop slower still (notes/bf16.md).
@@ -35,11 +35,12 @@
 // 100.0-100.3% at 8192 against 99.8-100.1%, and the main loop's time a tile
 // of 4096 k, fitted over K = 1024 to 8192 at M = N = 4096, 40.4 -> 40.1 us
 // (the rest of a tile 5.7 -> 5.4 us); on GPU-a63ad239 (one run) 98.1-98.2%
-// against 96.9-97.3%, main loop 40.9 -> 40.7 us; on GPU-f97c3ff5 (two
+// against 96.9-97.3%, main loop 40.9 -> 40.7 us; on GPU-044ebf9a (one
+// run) 98.2-98.4% against 97.2-97.5%, 42.1 -> 41.8 us; on GPU-f97c3ff5 (two
 // runs) 96.9-98.9% against 96.5-97.4%; on GPU-06fd217d (two runs)
 // 96.1-97.4% against 95.9-97.5%, and the fit the same for both (41.5 us,
 // 5.3 us). Never slower at the study's shapes; cuBLAS BF16's main loop is
-// still 1.7-2.7% faster than step 38's on the three fitted (notes/bf16.md).
+// still 1.7-2.7% faster than step 38's on the four fitted (notes/bf16.md).
 //
 // Ragged sizes: as step 37. Where N is not a multiple of 64, the last block
 // would run into the next row, so the host's map is step 37's 2-D one and

@@ -5,6 +5,8 @@
     python -m matmulstudy.tools.devbench --chapter tensor --time 4096,8192 --energy 0.2
     python -m matmulstudy.tools.devbench gpu_wgmma_bf16_grouped gpu_wgmma_bf16_grouped:GROUP=16 cublas_bf16 \
         --time 4096 --rounds 4
+    python -m matmulstudy.tools.devbench gpu_wgmma_bf16_one_copy cublas_bf16 --rounds 2 --fit-k \
+        --time 4096x4096x1024,4096x4096x2048,4096x4096x4096,4096x4096x8192
 
 Every variant named (or every step of the chapter, with the chapter's
 reference) is built for the GPU at hand, checked element by element on the
@@ -19,7 +21,12 @@ was predicted to do and did). With --rounds R, the timed shapes are timed R
 times, every variant once a round in turn, so that a ratio is taken between
 neighbours in time (near the power cap a GPU's clock moves between them).
 A variant named ID:NAME=VALUE[:NAME=VALUE] is ID built with those defines
-changed (a candidate, measured beside the registry's).
+changed (a candidate, measured beside the registry's). With --fit-k (timed
+shapes of one M x N at several K), each variant's time is also fitted by a
+straight line over K: its slope is the main loop's cost, its intercept what
+a launch spends outside the main loop (C going out, the tiles' starts, the
+launch), so two kernels' gap splits into the two (notes/bf16.md, "timed
+over K").
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ import io
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from ..errors import StudyError
@@ -120,6 +128,31 @@ def run(variant_ids: list[str], check_shapes: list[Shape], time_shapes: list[Sha
     return df
 
 
+def fit_k_shapes(shapes: list[Shape]) -> None:
+    """--fit-k's shapes: one M x N at two K or more, or a StudyError saying so (before anything runs)."""
+    if len({(s.M, s.N) for s in shapes}) != 1 or len({s.K for s in shapes}) < 2:
+        raise StudyError("--fit-k needs timed shapes of one M x N at two K or more, e.g. --time "
+                         f"4096x4096x1024,4096x4096x4096; got {','.join(s.tag for s in shapes)}")
+
+
+def fit_over_k(df: pd.DataFrame) -> pd.DataFrame:
+    """Each variant's time over K (its median over rounds at each K of the timed, verified shapes), fitted by a
+    straight line: the main loop's microseconds per 1024 k, the rest of a launch in microseconds (the line at
+    K = 0), and the largest distance of a measured K from the line."""
+    t = df[df["timed"] & df["verified"]].copy()
+    t["K"] = t["shape"].map(lambda tag: Shape.parse(tag).K)
+    rows = []
+    for vid, g in t.groupby("variant", sort=False):
+        ms = g.groupby("K")["median_ms"].median()
+        if len(ms) < 2:
+            raise StudyError(f"--fit-k: {vid} was timed at one K only ({ms.index[0]})")
+        slope, intercept = np.polyfit(ms.index.to_numpy(float), ms.to_numpy(float), 1)
+        residual = ms.to_numpy(float) - (slope * ms.index.to_numpy(float) + intercept)
+        rows.append({"variant": vid, "us_per_1024_k": slope * 1024e3, "rest_us": intercept * 1e3,
+                     "max_residual_us": float(np.abs(residual).max() * 1e3)})
+    return pd.DataFrame(rows)
+
+
 def _timed_columns(res: pd.DataFrame, ok: pd.DataFrame) -> dict:
     """A timed shape's burst median (re-taken batches aside), its clock and throttling."""
     return {"median_ms": ok["time_ms"].median(), "gflops": ok["gflops"].median(),
@@ -147,6 +180,8 @@ def main(argv=None) -> None:
     p.add_argument("--energy", type=float, default=0.0, metavar="SECONDS",
                    help="then each GPU variant's sustained run and energy on the timed shapes, this long at least")
     p.add_argument("--rounds", type=int, default=1, help="times each timed shape is timed, variants in turn")
+    p.add_argument("--fit-k", action="store_true",
+                   help="fit each variant's time over K (timed shapes of one M x N at two K or more)")
     p.add_argument("--arch", default="auto")
     p.add_argument("--out", type=Path)
     args = p.parse_args(argv)
@@ -160,9 +195,11 @@ def main(argv=None) -> None:
             ids += [v.id for v in steps] + [registry.reference(steps[0].precision).id]
         if not ids:
             raise StudyError("name variants or a --chapter")
-        arch = host.arch_of(host.visible_gpu()["compute_capability"]) if args.arch == "auto" else args.arch
         if args.rounds < 1:
             raise StudyError(f"--rounds is 1 or more, not {args.rounds}")
+        if args.fit_k:
+            fit_k_shapes(_shapes(args.time))
+        arch = host.arch_of(host.visible_gpu()["compute_capability"]) if args.arch == "auto" else args.arch
         df = run(list(dict.fromkeys(ids)), _shapes(args.check), _shapes(args.time), arch, args.energy, args.rounds)
     except StudyError as err:
         print(f"error: {err}", file=sys.stderr)
@@ -176,6 +213,8 @@ def main(argv=None) -> None:
     if len(failed):
         print(f"\nFAILED: {failed[['variant', 'shape', 'margin', 'bad']].to_string(index=False)}")
         raise SystemExit(1)
+    if args.fit_k:
+        print(fit_over_k(df).to_string(index=False, float_format="{:,.3f}".format))
 
 
 if __name__ == "__main__":
