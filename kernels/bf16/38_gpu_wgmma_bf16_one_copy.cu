@@ -30,17 +30,13 @@
 // (SASS), and the tensor pipe's busy share (ncu at 4096, one launch each on
 // GPU-06fd217d): 88.5 -> 89.1% (cuBLAS BF16: 90.6%), L2 hits 80.4 -> 82.6%.
 // What it buys depends on the GPU. Measured with devbench against cuBLAS
-// BF16 on nvidia-h100-x1, alternating rounds: on GPU-7f7914b1 (four runs, as
-// a candidate of step 37) 97.1-98.3% at 4096 against step 37's 95.7-97.0%,
-// 100.0-100.3% at 8192 against 99.8-100.1%, and the main loop's time a tile
-// of 4096 k, fitted over K = 1024 to 8192 at M = N = 4096, 40.4 -> 40.1 us
-// (the rest of a tile 5.7 -> 5.4 us); on GPU-a63ad239 (one run) 98.1-98.2%
-// against 96.9-97.3%, main loop 40.9 -> 40.7 us; on GPU-044ebf9a (one
-// run) 98.2-98.4% against 97.2-97.5%, 42.1 -> 41.8 us; on GPU-f97c3ff5 (two
-// runs) 96.9-98.9% against 96.5-97.4%; on GPU-06fd217d (two runs)
-// 96.1-97.4% against 95.9-97.5%, and the fit the same for both (41.5 us,
-// 5.3 us). Never slower at the study's shapes; cuBLAS BF16's main loop is
-// still 1.7-2.7% faster than step 38's on the four fitted (notes/bf16.md).
+// BF16 on six H100s (nvidia-h100-x1, alternating rounds; the table in
+// notes/bf16.md): 0.4-1.9 points at 4096 on five of them, e.g. 97.1-98.3%
+// against step 37's 95.7-97.0% on GPU-7f7914b1 (four runs), where the main
+// loop's time a tile of 4096 k, fitted over K = 1024 to 8192 at M = N =
+// 4096, goes 40.4 -> 40.1 us and the rest of a tile 5.7 -> 5.4 us; nothing
+// on GPU-06fd217d (41.5 us both). Never slower at the study's shapes;
+// cuBLAS BF16's main loop is still 1.7-2.7% faster than step 38's.
 //
 // Ragged sizes: as step 37. Where N is not a multiple of 64, the last block
 // would run into the next row, so the host's map is step 37's 2-D one and
