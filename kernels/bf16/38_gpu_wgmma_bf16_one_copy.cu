@@ -13,7 +13,7 @@
 // 128 x 64 and B's four of 64 k by 64 columns, one per 128-byte block of
 // its 256 columns. With no loads at all (the stages left as first filled:
 // a wrong product, timed only) the main loop takes 36.3-37.1 us a tile at
-// 4096 on the H100, with them 40.4-42.1 (six H100s): the loads slow the
+// 4096 on the H100, with them 40.4-42.1 (seven H100s): the loads slow the
 // tensor cores by about a tenth, while the consumers hardly wait for a
 // stage (about 1,000 cycles a tile beyond the waits' own cost). Splitting
 // A's box in two or four made the main loop slower still (notes/bf16.md).
