@@ -11,6 +11,7 @@ from matmulstudy.gpu.launch import copy_kernel
 from matmulstudy.study.expressions import eval_expr, holds
 from matmulstudy.study.paths import KERNELS_DIR
 from matmulstudy.study.registry import Registry, load_registry
+from matmulstudy.study.variant import whole_waves
 
 
 def test_every_kernel_file_is_in_the_registry(registry):
@@ -65,6 +66,46 @@ def test_step_29_s_grid_is_a_block_an_sm_and_one_a_tile(registry):
     assert v.launch_grid(M=4096, N=4096, sms=132) == (512 + 132, 1, 1)
     assert v.launch_grid(M=1537, N=3001, sms=132) == (156 + 132, 1, 1)
     assert v.launch_grid(M=1, N=1, sms=78) == (1 + 78, 1, 1)
+
+
+def test_whole_waves_is_the_fewest_blocks_that_take_the_tiles_in_as_many_rounds():
+    for slots in (1, 2, 66, 78, 132):
+        for tiles in range(1, 3 * slots + 2):
+            blocks, rounds = whole_waves(tiles, slots), -(-tiles // slots)
+            assert 1 <= blocks <= min(tiles, slots) and -(-tiles // blocks) == rounds, (tiles, slots)
+            assert blocks == 1 or -(-tiles // (blocks - 1)) > rounds, (tiles, slots)   # one fewer: a round more
+
+
+@pytest.mark.parametrize("vid, grids", [
+    ("gpu_wgmma_bf16_whole_waves", {(4096, 4096): 128, (8192, 8192): 128, (2048, 2048): 128, (1537, 3001): 78,
+                                    (1, 1): 1, (4096, 384): 64}),
+    ("gpu_wgmma_whole_waves", {(4096, 4096): 128, (8192, 8192): 128, (1537, 3001): 84, (1, 1): 2,
+                               (4096, 384): 64, (4096, 257): 64})])   # pairs of 256 x 128 tiles along N
+def test_steps_39_and_41_launch_whole_rounds_of_tiles_in_whole_clusters(registry, vid, grids):
+    """4096 and 8192: 512 and 2,048 tiles, 4 and 16 rounds on 132 multiprocessors, so 128 blocks; 1537 x 3001:
+    13 x 12 tiles of 128 x 256 (2 rounds: 78 blocks), 7 x 12 pairs of 256 x 128 (2 rounds: 42 clusters); 4096 x
+    257: 16 x 3 tiles of 256 x 128 make 16 x 2 pairs (the last one half outside C), 32 clusters of one round."""
+    v = registry[vid]
+    assert v.grid_expr == ("whole_waves", 1)
+    for (M, N), blocks in grids.items():
+        assert v.launch_grid(M, N, 132) == (blocks, 1, 1), (M, N)
+
+
+@pytest.mark.parametrize("step, before", [("gpu_wgmma_bf16_whole_waves", "gpu_wgmma_bf16_one_copy"),
+                                          ("gpu_wgmma_whole_waves", "gpu_wgmma_one_copy"),
+                                          ("gpu_wgmma_one_copy", "gpu_wgmma_queued")])
+def test_steps_39_to_41_change_one_thing_of_the_step_before(registry, step, before):
+    """39 and 41 the grid only, 40 B's box only (its slice in one copy), besides what they say of themselves; the
+    kernels' bodies are the same call."""
+    new, old = registry[step], registry[before]
+    changed = {f.name for f in dataclasses.fields(new) if getattr(new, f.name) != getattr(old, f.name)}
+    assert changed - {"id", "order", "kernel", "file", "title", "source", "shows", "grid_expr", "defines", "maps_expr"} == set()
+    if step == "gpu_wgmma_one_copy":
+        assert new.defines == {**old.defines, "B_BLOCKS": 4} and new.tensor_maps["B"] == (*old.tensor_maps["B"], 4)
+    else:
+        assert new.defines == old.defines and new.tensor_maps == old.tensor_maps and new.grid_expr != old.grid_expr
+    body = re.compile(r"\)\s*\{(.*)\}\s*$", re.S)
+    assert body.search(new.file.read_text()).group(1) == body.search(old.file.read_text()).group(1)
 
 
 def test_steps_come_in_their_files_order_chapter_by_chapter(registry):

@@ -133,7 +133,7 @@ def _parse_entry(i: int, raw: dict, kernels_dir: Path, chapters: dict, check_fil
         rows, cols = variant.tile
         if min(bx, by, rows, cols) < 1 or bx * by > 1024:
             raise StudyError(f"{where}: block {bx}x{by} / tile {rows}x{cols} is not launchable (1..1024 threads)")
-        if grid and min(eval_expr(e, {**defines, "sms": 1, "tiles": 1}) for e in grid) < 1:
+        if grid and min(eval_expr(e, variant.grid_names(1, 1, 1)) for e in grid) < 1:
             raise StudyError(f"{where}: grid {list(grid)} gives no block on a GPU of one multiprocessor")
         variant.kernel_for(1, 1, 1, 1)   # its conditions are expressions of the shape, or it says what is wrong
     return variant

@@ -57,7 +57,7 @@ class Variant:
     defines: dict = field(default_factory=dict)
     block_expr: tuple = ()
     tile_expr: tuple = ()
-    grid_expr: tuple = ()   # a grid of the kernel's own, of the defines, `sms` (the GPU's multiprocessors), `tiles` (C's)
+    grid_expr: tuple = ()   # a grid of the kernel's own: expressions of grid_names()
     ratio_expr: str | None = None
     dtypes: tuple = ("float32",)
     precision: str = BASE.id
@@ -186,24 +186,42 @@ class Variant:
     def launch_grid(self, M: int, N: int, sms: int | None = None) -> tuple[int, int, int]:
         """Blocks to cover an M x N matrix C: ceil(N/cols) x ceil(M/rows) tiles, rounded up to whole clusters;
         or, for a variant with a `grid` entry (a kernel that shares the tiles out itself), that grid on a GPU
-        of `sms` multiprocessors for C's `tiles` tiles, rounded down to whole clusters (at least one: a
-        cluster's blocks run at once, and more of them than the GPU holds would wait for a free place)."""
+        of `sms` multiprocessors for C's `tiles` tiles (and `whole_waves`, below), rounded down to whole
+        clusters (at least one: a cluster's blocks run at once, and more of them than the GPU holds would wait
+        for a free place)."""
         cx, cy = self.cluster
-        rows, cols = self.tile
-        tiles = -(-N // cols) * -(-M // rows)
         if self.grid_expr:
             if sms is None:
                 raise StudyError(f"{self.id}: its grid depends on the GPU's multiprocessor count, which the "
                                  "caller did not give")
-            x, y = (eval_expr(e, {**self.defines, "sms": sms, "tiles": tiles}) for e in self.grid_expr)
+            x, y = (eval_expr(e, self.grid_names(M, N, sms)) for e in self.grid_expr)
             return (max(x // cx, 1) * cx, max(y // cy, 1) * cy, 1)
+        rows, cols = self.tile
         return (_round_up(-(-N // cols), cx), _round_up(-(-M // rows), cy), 1)
+
+    def grid_names(self, M: int, N: int, sms: int) -> dict:
+        """What a `grid` entry is an expression of: the defines, `sms`, C's `tiles`, and `whole_waves`."""
+        cx, _ = self.cluster
+        rows, cols = self.tile
+        tile_rows, tile_cols = -(-M // rows), -(-N // cols)
+        cluster_tiles = tile_rows * -(-tile_cols // cx)   # a cluster's tiles lie side by side along N
+        return {**self.defines, "sms": sms, "tiles": tile_rows * tile_cols,
+                "whole_waves": whole_waves(cluster_tiles, max(sms // cx, 1)) * cx}
 
     @property
     def cluster(self) -> tuple[int, int]:
         """Blocks of one thread block cluster, (x, y); (1, 1) for a kernel without clusters. The grid is
         rounded up to whole clusters."""
         return tuple(eval_expr(e, self.defines) for e in self.cluster_expr) if self.cluster_expr else (1, 1)
+
+
+def whole_waves(tiles: int, slots: int) -> int:
+    """The fewest persistent blocks (or clusters) that compute `tiles` tiles in as few rounds as `slots` of
+    them would: the rounds are ceil(tiles / slots) either way, and every block then takes ceil(tiles / blocks)
+    tiles, as many as the busiest of the `slots`. At 4096 on the H100, 512 tiles of 128 x 256: 4 rounds, so
+    128 blocks of 4 tiles each instead of 132 of which 16 sit out the last round (step 39)."""
+    rounds = -(-tiles // slots)
+    return -(-tiles // rounds)
 
 
 def _round_up(blocks: int, multiple: int) -> int:
