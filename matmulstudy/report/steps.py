@@ -12,6 +12,8 @@ study's pages, so it re-renders byte for byte. It shows:
 - where public kernels go wrong at this step, where its header says (a
   paragraph that starts "Where public kernels go wrong:", with its source);
 - the code that changed: the defines that differ from the step before, the
+  other registry keys that do (its grid, its tensor maps' boxes: steps 38 to
+  41 change nothing else), the
   parts of the shared headers that test them (#if blocks), the headers it
   includes that the step before did not, and the diff of its file against
   the step before's;
@@ -181,6 +183,29 @@ def _fenced(blocks: list[list[str]]) -> list[str]:
     return ["```cuda"] + [line for block in blocks for line in block + ["..."]][:-1] + ["```", ""]
 
 
+# Registry keys that name, describe or measure a step rather than say how it is built and launched.
+_NOT_LAUNCH = {"id", "file", "kernel", "title", "source", "chapter", "defines", "shows", "search", "flop_per_byte"}
+
+
+def _flow(value) -> str:
+    """A registry value as the YAML writes it inline: [BK, 64, B_BLOCKS], {A: [BM, BK], ...}, or (none)."""
+    if value is None:
+        return "(none)"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_flow(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_flow(v) for v in value) + "]"
+    return str(value)
+
+
+def _launch_changes(study: Study, variant, before) -> list[tuple[str, str, str]]:
+    """(key, before, after) for each registry key of how the step is built and launched (grid, block, tile,
+    tensor maps, shared memory, ...) whose entry differs from the step before's; its defines are listed apart."""
+    new, old = study.registry.raw_entry(variant.id), study.registry.raw_entry(before.id)
+    keys = [k for k in dict.fromkeys([*old, *new]) if k not in _NOT_LAUNCH]
+    return [(k, _flow(old.get(k)), _flow(new.get(k))) for k in keys if old.get(k) != new.get(k)]
+
+
 def code_section(study: Study, variant, before) -> list[str]:
     """The code that changed from the step before: defines, the header blocks they select, new headers, the
     diff of the file (or the whole file, for a step with no step before)."""
@@ -202,6 +227,10 @@ def code_section(study: Study, variant, before) -> list[str]:
         lines += [f"Defines (from the registry) that differ from step **{before.title}**: "
                   + ", ".join(f"`{k}` {'(none)' if a is None else a} -> {'(none)' if b is None else b}"
                               for k, (a, b) in changed.items()) + ".", ""]
+    launch = _launch_changes(study, variant, before)
+    if launch:
+        lines += [f"How the host launches it (the registry), where it differs from step **{before.title}**: "
+                  + ", ".join(f"`{k}` {a} -> {b}" for k, a, b in launch) + ".", ""]
     headers = _included(study, path)
     new = [h for h in headers if h not in _included(study, old_path)]
     if new:
