@@ -329,7 +329,7 @@ def test_every_step_of_a_committed_study_has_its_page_linked_in_order(label):
     page = (folder / "14_gpu_operand_reuse.md").read_text()
     assert "Where [`common/pipeline.cuh`](../kernels/common/pipeline.cuh) switches on `serpentine`" in page
     assert "order == FmaOrder::serpentine" in page
-    # a step whose change is how the host launches it says so (step 23's copies; from 38 on, B's box, the grid)
+    # a step whose change is how the host launches it says so (step 24's copies; from 38 on, B's box, the grid)
     launched = {"24_gpu_wgmma_aligned.md": "`align_rows` (none) -> pad_copy",
                 "39_gpu_wgmma_bf16_whole_waves.md": "`grid` [sms, 1] -> [whole_waves, 1]",
                 "40_gpu_wgmma_one_copy.md": "B: [BK, 32], C: [64, 32]} -> {A: [BM//CLUSTER, BK], B: [BK, 32, B_BLOCKS]"}
