@@ -133,8 +133,9 @@ class Precision:
                 f"in FP32; its reference is cuBLAS, {self.cublas.call}.")
 
     @property
-    def rounds_on_host(self) -> bool:
-        """Whether its inputs are rounded on the host (to BF16) before its kernels read them."""
+    def rounds_inputs(self) -> bool:
+        """Whether its inputs are rounded (to BF16) before its kernels read them: by the GPU reference
+        (measure/devicecheck.py), or on the host (`rounded`) where no GPU reference is made."""
         return self.inputs == "bfloat16"
 
     @property
@@ -146,7 +147,7 @@ class Precision:
     def rounded(self, a, b):
         """A and B as this precision's kernels multiply them and its reference is computed from: rounded
         to BF16 (as float32 arrays holding BF16 values) where its kernels read BF16, else as given."""
-        if not self.rounds_on_host:
+        if not self.rounds_inputs:
             return a, b
         from .measure.data import round_to_bf16
         return round_to_bf16(a), round_to_bf16(b)

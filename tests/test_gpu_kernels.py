@@ -67,13 +67,14 @@ def test_gpu_variant_matches_float64_reference(registry, gpu_builds, variant_id,
 @pytest.mark.parametrize("ids", [
     ["gpu_wgmma_lean", "gpu_wgmma_persistent", "gpu_wgmma_queued", "gpu_wgmma_one_copy", "gpu_wgmma_whole_waves"],
     ["gpu_wgmma_bf16", "gpu_wgmma_bf16_persistent", "gpu_wgmma_bf16_aligned", "gpu_wgmma_bf16_grouped",
-     "gpu_wgmma_bf16_queued", "gpu_wgmma_bf16_one_copy", "gpu_wgmma_bf16_whole_waves"]], ids=["tf32", "bf16"])
+     "gpu_wgmma_bf16_queued", "gpu_wgmma_bf16_one_copy", "gpu_wgmma_bf16_whole_waves",
+     "gpu_wgmma_bf16_one_producer"]], ids=["tf32", "bf16"])
 def test_the_persistent_steps_give_the_one_tile_steps_bits_launch_after_launch(registry, gpu_builds, ids):
     """Steps 26, 27, 40 and 41 change which cluster computes a tile, or how its slices arrive, not its sums:
-    their C is step 25's, bit for bit; so are steps 34 to 39's step 33's (steps 35 to 39 through the aligned
-    copies where rows are off 16 bytes; steps 38 to 41's B in one copy where N is whole 128-byte blocks, 300 x
-    320 x 200 and 4096 among them; steps 39 and 41 on fewer blocks than multiprocessors, 78 or 42 clusters at
-    1537 x 3001 x 997 and 128 blocks at 4096).
+    their C is step 25's, bit for bit; so are steps 34 to 39 and 42's step 33's (steps 35 to 39 and 42 through
+    the aligned copies where rows are off 16 bytes; steps 38 to 42's B in one copy where N is whole 128-byte
+    blocks, 300 x 320 x 200 and 4096 among them; steps 39, 41 and 42 on fewer blocks than multiprocessors, 78 or
+    42 clusters at 1537 x 3001 x 997 and 128 blocks at 4096; step 42 with one producer warp on the tile slot).
     Each runs twice at each shape, one shape after another in one context, so a launch that left its tile
     counter (steps 27, 37) or any other state behind would give the next one other tiles."""
     from matmulstudy.gpu.session import GpuSession
@@ -151,6 +152,27 @@ def test_the_gpu_reference_and_check_agree_with_the_cpus(gpu_builds, dtype):
         3, 2 if dtype == "float32" else 0, 2)
     if dtype == "int32":
         assert on_gpu.max_error == on_cpu.max_error
+
+
+def test_the_gpu_rounds_bf16_inputs_to_the_hosts_bits(gpu_builds):
+    """A BF16 reference rounds A and B on the GPU (harness.cu's round_bf16): the float32 values it multiplies
+    and the 16-bit values the kernels read are round_to_bf16's and bf16_bits', bit for bit, for seeded inputs
+    and for the cases rounding can get wrong: ties to even both ways, values that carry into the exponent,
+    the largest finite float32 (to infinity), subnormals, signed zeros, negative values."""
+    from matmulstudy.gpu.session import GpuSession
+    from matmulstudy.measure.devicecheck import DeviceReference
+    a, b = problem(Shape(300, 301, 257), "float32")
+    edges = np.array([0x3F808000, 0x3F818000, 0x3F80_7FFF, 0x3F80_8001, 0x3FFF_FFFF, 0x7F7F_FFFF, 0x0000_8000,
+                      0x0001_8000, 0x0000_0001, 0x8000_0000, 0x0000_0000, 0xBF80_8000, 0xBF81_8000, 0x3380_0000],
+                     dtype=np.uint32).view(np.float32)
+    a = a.copy()
+    a.reshape(-1)[:edges.size] = edges
+    with GpuSession() as gpu, DeviceReference(gpu, gpu_builds["harness"], a, b, "bf16") as reference:
+        for host, full, bits in ((a, reference.d_a, reference.operands[0]), (b, reference.d_b, reference.operands[1])):
+            rounded = data.round_to_bf16(host)
+            assert np.array_equal(gpu.to_host(full, host.shape).view(np.uint32), rounded.view(np.uint32))
+            assert np.array_equal(gpu.to_host(bits, host.shape, np.uint16), data.bf16_bits(rounded))
+    assert (data.round_to_bf16(edges).view(np.uint32)[[0, 1, 5]] == [0x3F800000, 0x3F820000, 0x7F800000]).all()
 
 
 @pytest.mark.parametrize("fault", ["unrounded inputs", "sums kept in BF16"])

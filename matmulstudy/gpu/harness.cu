@@ -54,6 +54,24 @@ extern "C" __global__ void flush_l2(const int4* buffer, unsigned long long count
 // element of a result with bound (1) of matmulstudy/verify.py. Nothing of
 // the size of C comes back to the host: only four counters.
 
+// BF16 inputs (matmulstudy/precisions.py's bf16): each float32 of x rounded in
+// place to the nearest BF16 value, ties to even, and its high 16 bits (the
+// BF16 value a kernel reads) into bits. The same integer steps as
+// matmulstudy/measure/data.py's round_to_bf16 and bf16_bits, so the same
+// bits (tests/test_gpu_kernels.py compares them). Here because on the host
+// they took most of a BF16 reference's time: 4 to 7 s of a BF16 measuring
+// job's 8 to 10 at commit 392ec8f, where the other precisions' references
+// took half a second.
+extern "C" __global__ void round_bf16(unsigned* x, unsigned short* bits, unsigned long long n)
+{
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        const unsigned v = x[i], rounded = (v + 0x7FFFu + ((v >> 16) & 1u)) & 0xFFFF0000u;
+        x[i] = rounded;
+        bits[i] = (unsigned short)(rounded >> 16);
+    }
+}
+
 // dst = (double)src (float32 or int32 elements), squared when `square`.
 extern "C" __global__ void widen(const void* src, int is_int, double* dst, unsigned long long n, int square)
 {

@@ -305,7 +305,7 @@ def measure(variant: Variant, shape: Shape, seed: int, a: np.ndarray, b: np.ndar
     if dtype not in variant.dtypes:
         raise StudyError(f"{variant.id} does not run {dtype} (its dtypes: {list(variant.dtypes)})")
     precision = precisions.get(variant.precision)
-    if precision.rounds_on_host and isinstance(reference, HostReference):
+    if precision.rounds_inputs and isinstance(reference, HostReference):
         raise StudyError(f"{variant.id}: a {precision.label} result is checked against the product of its rounded "
                          "inputs, which a CPU reference file is not; check it on the GPU (check: gpu)")
     if reference is None:   # Freivalds' check multiplies A and B itself, as the kernels read them (a

@@ -58,7 +58,7 @@ def operands(a: np.ndarray, b: np.ndarray, precision: str) -> tuple[np.ndarray, 
     """A and B as a variant of `precision` reads them: as given, or their 16-bit BF16 values (rounded)."""
     from .. import precisions
     p = precisions.get(precision)
-    if not p.rounds_on_host or a.dtype != np.float32:
+    if not p.rounds_inputs or a.dtype != np.float32:
         return a, b
     return tuple(bf16_bits(x) for x in p.rounded(a, b))
 

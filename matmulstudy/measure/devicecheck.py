@@ -32,7 +32,6 @@ from ..gpu.cublas import Cublas
 from ..gpu.session import GpuSession
 from ..gpu.timer import Timer
 from ..study.shapes import Shape
-from . import data
 from .build import build_harness
 from .verify import POISON_BITS, TINY, Verification, bounds
 
@@ -55,8 +54,9 @@ class DeviceReference:
     """R and r of one shape on the GPU, and the element-wise check of results against them.
 
     `precision`: the precision of the variants it checks. Where its kernels read
-    BF16, A and B are rounded to BF16 first (precisions.Precision.rounded), so
-    that R is the product of the inputs as those kernels read them.
+    BF16, A and B are rounded to BF16 first, on the GPU (harness.cu's
+    round_bf16: the bits of precisions.Precision.rounded), so that R is the
+    product of the inputs as those kernels read them.
     `d_a`, `d_b` are the inputs (so rounded, float32 or int32) on the device;
     `operands` the same as a variant of the precision reads them (d_a and d_b,
     or their 16-bit BF16 values): a GPU variant is launched on these very buffers.
@@ -65,14 +65,16 @@ class DeviceReference:
     def __init__(self, gpu, harness, a: np.ndarray, b: np.ndarray, precision: str = precisions.BASE.id):
         start = time.perf_counter()
         self.gpu, self.precision = gpu, precisions.get(precision)
-        a, b = self.precision.rounded(a, b)
         M, K = a.shape
         N = b.shape[1]
         self.shape = Shape(M, N, K)
         self.exact = np.issubdtype(a.dtype, np.integer)
         free = gpu.free_memory()
         need = reference_bytes(self.shape) + 4 * (M * K + K * N + M * N)
-        narrow = self.precision.rounds_on_host
+        narrow = self.precision.rounds_inputs
+        if narrow and a.dtype != np.float32:
+            raise StudyError(f"shape {self.shape.tag}: {self.precision.label} rounds float32 inputs to BF16; "
+                             f"these are {a.dtype} (run its variants with dtype float32)")
         need += 2 * (M * K + K * N) * narrow
         if need + HEADROOM > free:
             raise StudyError(
@@ -84,8 +86,12 @@ class DeviceReference:
         self._root = gpu.load_function(harness, "root", "PQ")
         self._check_result = gpu.load_function(harness, "check_result", "PiPPddQIP")
         self.d_a, self.d_b = gpu.to_device(a), gpu.to_device(b)
-        self.operands = ((gpu.to_device(data.bf16_bits(a)), gpu.to_device(data.bf16_bits(b))) if narrow
-                         else (self.d_a, self.d_b))   # a and b rounded above: their 16-bit values, not rounded again
+        self.operands = self.d_a, self.d_b
+        if narrow:   # d_a and d_b rounded in place, their 16-bit values beside them: what the kernels read
+            self.operands = gpu.empty(2 * M * K), gpu.empty(2 * K * N)
+            rounding = gpu.load_function(harness, "round_bf16", "PPQ")
+            for full, bits, count in ((self.d_a, self.operands[0], M * K), (self.d_b, self.operands[1], K * N)):
+                rounding.prepared_call(_grid(count), (THREADS, 1, 1), full, bits, np.uint64(count))
         a64, b64 = gpu.empty(8 * M * K), gpu.empty(8 * K * N)
         self.d_ref, self.d_scale = gpu.empty(8 * M * N), gpu.empty(8 * M * N)
         self._counters = gpu.empty(4 * 8)
@@ -138,7 +144,7 @@ class DeviceReference:
 
 class References:
     """The DeviceReferences of one shape's inputs, one for each way a precision takes them (as given, where it
-    rounds them in the kernel or not at all; rounded to BF16 on the host), each made when a variant of such a
+    rounds them in the kernel or not at all; rounded to BF16 first), each made when a variant of such a
     precision is first checked."""
 
     def __init__(self, gpu, harness, a: np.ndarray, b: np.ndarray):
