@@ -59,7 +59,7 @@ extern "C" __global__ void flush_l2(const int4* buffer, unsigned long long count
 // BF16 value a kernel reads) into bits. The same integer steps as
 // matmulstudy/measure/data.py's round_to_bf16 and bf16_bits, so the same
 // bits (tests/test_gpu_kernels.py compares them). Here because on the host
-// they took most of a BF16 reference's time: 4 to 7 s of a BF16 measuring
+// they took most of a BF16 reference's time: 3 to 7 s of a BF16 measuring
 // job's 8 to 10 at commit 392ec8f, where the other precisions' references
 // took half a second.
 extern "C" __global__ void round_bf16(unsigned* x, unsigned short* bits, unsigned long long n)

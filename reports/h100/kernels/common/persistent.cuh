@@ -61,6 +61,8 @@ __device__ __forceinline__ void multiply_tiles(int M, int N, int K, const float*
     int count = 0;   // slices through the ring so far, over every tile of the block
     if (warpgroup == 0) {   // the producer
         registers_release<PRODUCER_REGISTERS>();
+        if (PRODUCER_WARPS < 4 && threadIdx.x >= 32 * PRODUCER_WARPS)
+            return;   // as step 42 (persistent_bf16.cuh): exited threads do not hold up the cluster_sync below
         if (!maps_usable(N, K, A, B))
             __trap();   // launched without step 24's copies (align_rows in the registry): no loads of its own
         const unsigned rank = CLUSTER == 1 ? 0 : cluster_rank();

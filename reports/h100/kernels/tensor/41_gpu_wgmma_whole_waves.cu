@@ -8,8 +8,8 @@
 // The problem: at 4096 C has 512 tiles of 256 x 128, 256 pairs of them for
 // clusters of two blocks. 66 clusters (a block a multiprocessor) take them
 // in four rounds, the last with 58 pairs: the busiest clusters compute four
-// pairs, and 8 multiprocessors sit out the last round while all 132 load
-// their slices through the first three.
+// pairs, and 8 clusters (16 multiprocessors) sit out the last round while
+// all 132 load their slices through the first three.
 //
 // What changes: only the grid (`grid: [whole_waves, 1]`,
 // matmulstudy/study/variant.py, in whole clusters): rounds = ceil(pairs /
@@ -25,8 +25,8 @@
 // notes/whole_waves/): on GPU-24c8e734 (three rounds, as a candidate of step
 // 27 with B in one copy) 99.6-99.7% at 4096 against 98.9-99.0%, 98.5-98.8%
 // at 8192 against 97.2-97.3%, 152-153% at 1537x3001x997 against 143-144%; on
-// GPU-3735863d (two rounds) 99.6-99.7% at 4096 against 98.7-98.9%, 98.6% at
-// 8192 against 97.1-97.3%.
+// GPU-3735863d (two rounds) 99.6% at 4096 against 98.7-98.9%, 98.6% at 8192
+// against 97.1-97.3%.
 //
 // Ragged sizes: as step 40, and its result bit for bit.
 //
