@@ -44,10 +44,14 @@
 // In alternating rounds against cuBLAS BF16 on that GPU (devbench, three
 // rounds, notes/stepped_descriptors/): 97.4-98.4% at 4096 against step
 // 42's 96.8-98.0%, 101.6-101.7% at 8192 against 100.9-101.0%, 95.3-95.8%
-// at 2048 against 94.5-95.4%. Four runs of the rounds on that GPU, the
-// form of the change growing, put it 0.4 to 1.9 points above step 42 at
-// 4096 (the descriptors stepped but built each slice, 75 instructions:
-// 97.9-99.3% against 97.3-98.0%).
+// at 2048 against 94.5-95.4%. In five runs of such rounds on that GPU,
+// as the change took its form, it was above step 42 in every round, by
+// 0.3 to 1.9 points at 4096 (the descriptors stepped but built each
+// slice, 75 instructions: 97.9-99.3% against 97.3-98.0%). Fitted over K
+// at M = N = 4096 (devbench --fit-k, GPU-08e32bcf), its main loop takes
+// 39.84 us per 1024 k a launch, step 42's 40.31, cuBLAS BF16's 39.80: the
+// gap left at 4096 is outside the main loop (the rest of a launch 21.72
+// us against cuBLAS's 20.62).
 //
 // Ragged sizes: as step 42, and its result bit for bit (the same wgmma on
 // the same shared memory in the same order).
