@@ -2,7 +2,7 @@
 # names and line numbers. Run it before and after a change to the kernels, in the same place (git stash; run;
 # git stash pop; run), then `diff -r` the two: the same PTX gives the same SASS with the same ptxas (internal
 # names carry a hash of the file's path, so two trees in two places never compare equal). A difference is
-# checked on the device with sasscmp.py.
+# checked with sasscmp.py (cuobjdump comes with the test extras; no GPU needed either).
 import pathlib, re, subprocess, sys
 from matmulstudy.study.registry import load_registry
 from matmulstudy.measure import build
