@@ -107,7 +107,7 @@ struct Consumer {
     __device__ __forceinline__ void issue(const Ring& ring, int count, float (&d)[128], const uint64_t (&base)[2]) const
     {
 #if !STEPPED_DESCRIPTORS
-        const unsigned char* tile = ring.stage(count);
+        const unsigned char* tile = ring.stage(count);   // before the wait, as the steps before 43 were measured
 #endif
         mbarrier_wait(&ring.full[slot(count)], parity(count));
         wgmma_fence();
