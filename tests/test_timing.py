@@ -95,3 +95,22 @@ def test_without_nvml_the_readings_are_unknown_and_say_why():
         assert "nvml" in monitor.facts()
     finally:
         monitor.close()
+
+
+def test_each_placement_after_the_first_gets_a_module_copy_of_its_own(tmp_path):
+    """Where a module lies is a placement (bench.ModuleCopies): copy c of a cubin is the same bytes under a
+    name of its own, made once a session, made again for a binary built again, deleted with the session."""
+    import os
+    from matmulstudy.measure.bench import ModuleCopies
+    binary = tmp_path / "step.cubin"
+    binary.write_bytes(b"\x7fELF one")
+    copies = ModuleCopies()
+    first, second = copies.path(binary, 1), copies.path(binary, 2)
+    assert first != second and first != binary and copies.path(binary, 1) == first
+    assert first.read_bytes() == second.read_bytes() == binary.read_bytes()
+    binary.write_bytes(b"\x7fELF two, longer")
+    os.utime(binary, ns=(1, 1))   # a rebuilt binary: another size and time
+    again = copies.path(binary, 1)
+    assert again != first and again.read_bytes() == binary.read_bytes()
+    copies.close()
+    assert not first.parent.exists()

@@ -3,7 +3,7 @@
 Order of work, the same for every backend:
 1. the output is poisoned (a NaN of known bits), the variant runs once (on
    the GPU, on the first of `placements` copies of the operands, each copy's
-   output poisoned), and every element of the result is checked against the
+   output poisoned; each copy launches its own copy of the cubin's module), and every element of the result is checked against the
    float64 reference
    (verify.py's bound): on the GPU where the study has one (devicecheck.py),
    on the CPU in a CPU-only study, or, only where the config asks for it, by
@@ -26,9 +26,13 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import hashlib
 import itertools
+import shutil
+import tempfile
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -175,16 +179,41 @@ def _measure_gpu(variant, shape, a, b, verifier, binary, harness, timing, sessio
         placements = []
         for copy in range(max(1, timing.placements)):
             d_a, d_b = origin
-            if copy:   # the others copied from the first, on the GPU
+            module = binary
+            if copy:   # the others copied from the first, on the GPU, each launching a module of its own
                 d_a, d_b = (gpu.duplicate(origin[0], a.size * operand_bytes),
                             gpu.duplicate(origin[1], b.size * operand_bytes))
                 stack.callback(gpu.release, d_a, d_b)
+                if binary is not None:
+                    module = gpu.kept("module copies", ModuleCopies).path(binary, copy)
             d_c = gpu.empty(M * N * 4)
             stack.callback(gpu.release, d_c)
-            launch, extra = gpu_launch(gpu, variant, binary, shape, d_a, d_b, d_c)
+            launch, extra = gpu_launch(gpu, variant, module, shape, d_a, d_b, d_c)
             placements.append(Placement(launch, d_c))
         extra["placements"] = len(placements)
         return _verify_then_time(gpu, timer, placements, shape, verifier, timing, extra, a.dtype, pooled)
+
+
+class ModuleCopies:
+    """Copies of the cubins a session launches, one a placement after the first, each loaded as a module of its
+    own. Where a module lies is a placement too: a queued step's tile counter (kernels/common/tiles.cuh's
+    tile_ticket) is a global of its module, and step 43 at 4096 ran 1.3% apart on counters 256 bytes apart,
+    each the same in every round (notes/c_placement/). Kept by the session (GpuSession.kept), deleted with it."""
+
+    def __init__(self):
+        self._dir = tempfile.TemporaryDirectory(prefix="matmulstudy-modules-")
+
+    def path(self, binary, copy: int) -> Path:
+        """The copy-th copy of `binary` (the same bytes; a name of its own, so a module of its own)."""
+        stat = Path(binary).stat()   # a binary built again in the session gets copies of its own
+        tag = hashlib.sha1(f"{Path(binary).resolve()}:{stat.st_mtime_ns}:{stat.st_size}".encode()).hexdigest()[:16]
+        target = Path(self._dir.name) / f"{tag}.{copy}{Path(binary).suffix}"
+        if not target.exists():
+            shutil.copyfile(binary, target)
+        return target
+
+    def close(self) -> None:
+        self._dir.cleanup()
 
 
 def gpu_launch(gpu, variant, binary, shape, d_a, d_b, d_c):

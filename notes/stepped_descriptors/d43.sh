@@ -1,7 +1,8 @@
 #!/bin/bash
 # dev (run detached; poll $dev/times.txt): the GPU tests named (TESTS), devbench of VARIANTS in alternating
-# rounds, Nsight Compute's issue and tensor counters at 4096 (NCU_IDS), and the main loop's SASS of the cubins
-# Nsight Compute's run built (loop instructions and HGMMA a slice per consumer warp)
+# rounds (FIT=--fit-k: fitted over K too), Nsight Compute's issue and tensor counters at 4096 (NCU_IDS), and
+# the main loop's SASS of the cubins Nsight Compute's run built (loop instructions and HGMMA a slice per
+# consumer warp)
 cd "$(dirname "$0")/../.."
 dev=${DEV:-/tmp/dev} work=${WORK:-/tmp/dwork}
 rm -rf $work $dev && cp -a . $work && mkdir -p $dev && cd $work
