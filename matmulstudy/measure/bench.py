@@ -3,11 +3,11 @@
 Order of work, the same for every backend:
 1. the output is poisoned (a NaN of known bits), the variant runs once (on
    the GPU, on the first of `placements` copies of the operands, each copy's
-   output poisoned; each copy launches its own copy of the cubin's module), and every element of the result is checked against the
-   float64 reference
-   (verify.py's bound): on the GPU where the study has one (devicecheck.py),
-   on the CPU in a CPU-only study, or, only where the config asks for it, by
-   Freivalds' method;
+   output poisoned, each launched through its own copy of the cubin's
+   module), and every element of the result is checked against the float64
+   reference (verify.py's bound): on the GPU where the study has one
+   (devicecheck.py), on the CPU in a CPU-only study, or, only where the
+   config asks for it, by Freivalds' method;
 2. only a verified variant is timed: warm-up runs, then timed runs (CUDA
    events around each launch on the GPU, an L2 flush before each in cold
    mode: gpu/timer.py; perf_counter on the CPU), as many as criterion.py's

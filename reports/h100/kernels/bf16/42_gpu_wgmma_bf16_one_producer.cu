@@ -25,10 +25,11 @@
 //
 // Counter that shows it: the instructions the block issues (Nsight Compute
 // at 4096, one launch each, GPU-6016188a): 33.3 -> 32.2 million executed,
-// the issue slots' busy share 22.4 -> 21.7% (issue_active_pct); the tensor
+// the issue slots' busy share 22.4 -> 21.7% (issue_active_pct; in the H100
+// study of commit f0dd791, GPU-edf9bb36, 22.43 -> 21.68%); the tensor
 // pipe's share is the same (89.7 -> 89.6%). A small step: in alternating
 // rounds against cuBLAS BF16 (nvidia-h100-x1, devbench, notes/one_producer/)
-// 97.7-98.5% at 4096 against step 39's 97.3-98.4% (three rounds), 101.2-
+// 97.7-98.4% at 4096 against step 39's 97.3-98.4% (three rounds), 101.2-
 // 101.3% at 8192 against 101.1-101.2%, 95.5-96.3% at 2048 against 95.5-
 // 96.2%; on GPU-7337c3d9, as a candidate, 98.7-99.3% at 4096 against
 // 98.2-98.5%, and fitted over K the rest of a launch 21.04 -> 20.38 us.

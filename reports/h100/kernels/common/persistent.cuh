@@ -26,6 +26,8 @@
 #include "tiles.cuh"   // which tiles a cluster takes (StridedTiles: step 26, QueuedTiles: step 27), C's buffers
 
 static_assert(BM % C_ROWS == 0 && BN == 64 * CONSUMERS, "C goes out in quarters of rows, 64 columns a consumer");
+static_assert(PRODUCER_WARPS == 4, "every producer warp walks the tiles here: step 42's one producer warp is BF16's "
+              "(persistent_bf16.cuh); in TF32 it gained nothing (notes/bf16.md, step 42)");
 
 // One consumer warpgroup's 256 x 64 part of the tile at (row0, col0), out through its buffer (tiles.cuh's
 // send_quarter) in four quarters of 64 rows: in quarter q, each thread's 32 values of those rows.
@@ -61,8 +63,6 @@ __device__ __forceinline__ void multiply_tiles(int M, int N, int K, const float*
     int count = 0;   // slices through the ring so far, over every tile of the block
     if (warpgroup == 0) {   // the producer
         registers_release<PRODUCER_REGISTERS>();
-        if (PRODUCER_WARPS < 4 && threadIdx.x >= 32 * PRODUCER_WARPS)
-            return;   // as step 42 (persistent_bf16.cuh): exited threads do not hold up the cluster_sync below
         if (!maps_usable(N, K, A, B))
             __trap();   // launched without step 24's copies (align_rows in the registry): no loads of its own
         const unsigned rank = CLUSTER == 1 ? 0 : cluster_rank();
