@@ -89,6 +89,18 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, i
                  : "memory");
 }
 
+// The box of a 3-D map whose first element is (x, y, z) -> dst (step 38: B's map is (a 64-column block's
+// columns, rows, blocks), and one box is several blocks side by side, laid one after another in shared memory,
+// each as a 2-D box of the block would be).
+__device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, int x, int y, int z, uint64_t* bar)
+{
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3, %4}], [%5];"
+                 ::"r"(smem_address(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(z),
+                 "r"(smem_address(bar))
+                 : "memory");
+}
+
 // The same box into the shared memory of every block of the cluster named in `blocks` (a bit per block
 // rank), at the same offset, each completing on its own barrier at the same offset (TMA multicast).
 __device__ __forceinline__ void tma_load_2d_multicast(void* dst, const CUtensorMap* map, int x, int y, uint64_t* bar,

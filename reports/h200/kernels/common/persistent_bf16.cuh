@@ -42,6 +42,7 @@ __device__ __forceinline__ void multiply_tiles(int M, int N, int K, const bf16* 
                                                const CUtensorMap* map_a, const CUtensorMap* map_b,
                                                const CUtensorMap* map_c)
 {
+    static_assert(PRODUCER_WARPS == 4 || !OwnLoads, "a producer making loads of its own needs its 128 threads");
     if (threadIdx.x == 0)
         Tiles::init();
     setup_ring(maps_usable(N, K, A, B));
@@ -49,6 +50,8 @@ __device__ __forceinline__ void multiply_tiles(int M, int N, int K, const bf16* 
     int count = 0;   // slices through the ring so far, over every tile of the block
     if (warpgroup == 0) {   // the producer
         registers_release<PRODUCER_REGISTERS>();
+        if (PRODUCER_WARPS < 4 && threadIdx.x >= 32 * PRODUCER_WARPS)
+            return;   // step 42: warps with no loads to make leave, not waiting on the tile slot (tiles.cuh)
         if (!OwnLoads && !maps_usable(N, K, A, B))
             __trap();   // launched without the aligned copies: no loads of its own
         Tiles tiles(M, N, threadIdx.x == 0);   // thread 0 draws the tiles (QueuedTiles)

@@ -11,6 +11,10 @@
 
 #pragma once
 
+#ifndef B_BLOCKS
+#define B_BLOCKS 1   // B's boxes one copy brings (step 38: a slice's BN / 64, through a 3-D map: gpu/tma.py)
+#endif
+
 // Every K-slice of the tile at (row0, col0) into the ring, from slice number `count` of the ring on, by the
 // producer warpgroup (tid 0..127). With tensor maps one thread asks the copy engine for each slice (zeros
 // outside the matrices); without, all 128 threads load it element by element, with the same zeros, into the
@@ -18,7 +22,9 @@
 // (steps 26 and later, 35 and later: their operands always have maps, the host's aligned copies) leaves that
 // second way out. With CLUSTER = 2 (TF32 step 22 and later) the cluster's blocks compute tiles side by side
 // along N with the same rows: each asks for half of A's box and has it written into every block's ring
-// (multicast). T: the elements of A and B as the kernels read them (float, or BF16's 16-bit values).
+// (multicast). With B_BLOCKS > 1 (BF16 step 38) one copy brings B_BLOCKS of B's boxes side by side, through the
+// host's 3-D map, where N is whole boxes wide (else the host's map is 2-D and each box is a copy, as before).
+// T: the elements of A and B as the kernels read them (float, or BF16's 16-bit values).
 template <bool OwnLoads = true, typename T>
 __device__ __forceinline__ void produce_tile(const Ring& ring, int& count, int row0, int col0, int M, int N, int K,
                                              const T* __restrict__ A, const T* __restrict__ B,
@@ -26,6 +32,7 @@ __device__ __forceinline__ void produce_tile(const Ring& ring, int& count, int r
                                              unsigned rank = 0)
 {
     constexpr int BOX_COLUMNS = 128 / sizeof(T);   // a box of B: one 128-byte swizzle row of elements wide
+    static_assert(BN % (BOX_COLUMNS * B_BLOCKS) == 0, "B_BLOCKS boxes a copy must divide a slice's boxes of B");
     for (int k0 = 0; k0 < K; k0 += BK, ++count) {
         const int s = count % STAGES;
         unsigned char* tile = ring.stage(count);
@@ -38,8 +45,14 @@ __device__ __forceinline__ void produce_tile(const Ring& ring, int& count, int r
                 else   // this block's share of A's rows, into every block of the cluster
                     tma_load_2d_multicast(tile + rank * (A_BYTES / CLUSTER), map_a, k0, row0 + rank * (BM / CLUSTER),
                                           &ring.full[s], (1u << CLUSTER) - 1);
-                for (int j = 0; j < BN / BOX_COLUMNS; ++j)
-                    tma_load_2d(tile + A_BYTES + j * B_BOX_BYTES, map_b, col0 + BOX_COLUMNS * j, k0, &ring.full[s]);
+                if (B_BLOCKS > 1 && N % BOX_COLUMNS == 0)   // B_BLOCKS boxes a copy (the host's 3-D map: same rule)
+                    for (int j = 0; j < BN / BOX_COLUMNS; j += B_BLOCKS)
+                        tma_load_3d(tile + A_BYTES + j * B_BOX_BYTES, map_b, 0, k0, col0 / BOX_COLUMNS + j,
+                                    &ring.full[s]);
+                else
+                    for (int j = 0; j < BN / BOX_COLUMNS; ++j)
+                        tma_load_2d(tile + A_BYTES + j * B_BOX_BYTES, map_b, col0 + BOX_COLUMNS * j, k0,
+                                    &ring.full[s]);
             }
             continue;
         }

@@ -55,6 +55,13 @@ __device__ unsigned tile_ticket;   // the next ticket; 0 between launches
 __shared__ int tile_slot[2];
 __shared__ uint64_t slot_full[2], slot_empty[2];
 
+// The producer warpgroup's warps that walk the tiles: all four (the queued steps 27, 37 to 41), or only warp 0,
+// whose thread 0 makes all of the producer's copies (step 42; the others leave: persistent_bf16.cuh).
+#ifndef PRODUCER_WARPS
+#define PRODUCER_WARPS 4
+#endif
+static_assert(PRODUCER_WARPS == 1 || PRODUCER_WARPS == 4, "PRODUCER_WARPS: 4, or 1 (step 42)");
+
 struct QueuedTiles : TileGrid {
     int taken;          // slots read so far
     bool drawer;        // thread 0 of the cluster's block 0
@@ -63,12 +70,12 @@ struct QueuedTiles : TileGrid {
     __device__ QueuedTiles(int M, int N, bool draws) : TileGrid(M, N), taken(0), drawer(draws), ticket(0) {}
 
     // Thread 0 of each block, before the cluster's first barrier: slot_full waits for the drawer's one
-    // arrival, slot_empty (block 0's) for one from every warp of the cluster.
+    // arrival, slot_empty (block 0's) for one from every warp of the cluster that walks the tiles.
     __device__ static void init()
     {
         for (int s = 0; s < 2; ++s) {
             mbarrier_init(&slot_full[s], 1);
-            mbarrier_init(&slot_empty[s], 4 * (1 + CONSUMERS) * CLUSTER);
+            mbarrier_init(&slot_empty[s], (PRODUCER_WARPS + 4 * CONSUMERS) * CLUSTER);
         }
     }
 

@@ -17,6 +17,10 @@
 
 #include "hopper.cuh"
 
+#ifndef STEPPED_DESCRIPTORS
+#define STEPPED_DESCRIPTORS 0   // step 43: the consumers' descriptors built once a tile, stepped by constants
+#endif
+
 #if !defined(BM) || !defined(BN) || !defined(BK) || !defined(STAGES)
 #error "BM, BN, BK and STAGES come from kernels/registry.yaml as -D defines"
 #endif
@@ -70,16 +74,56 @@ struct Consumer {
     {
     }
 
-    // Slice `count`'s BK / 16 wgmma, on its stage once full, committed as one group.
-    __device__ __forceinline__ void issue(const Ring& ring, int count, float (&d)[128]) const
+    // The stage of the ring that slice `count` uses, and the parity of that use. Step 43 divides the count as
+    // unsigned: as an int, each % and / by STAGES costs instructions that round negative values toward zero.
+    __device__ __forceinline__ static int slot(int count)
     {
-        const unsigned char* tile = ring.stage(count);
-        mbarrier_wait(&ring.full[count % STAGES], (count / STAGES) % 2);
+        return STEPPED_DESCRIPTORS ? int(unsigned(count) % STAGES) : count % STAGES;
+    }
+
+    __device__ __forceinline__ static int parity(int count)
+    {
+        return STEPPED_DESCRIPTORS ? int(unsigned(count) / STAGES % 2) : (count / STAGES) % 2;
+    }
+
+    // Step 43: the descriptors of this warpgroup's rows of A and of B in stage 0, built once a tile from a
+    // warpgroup number the compiler knows is the same across the warp (lane 0's, shuffled), so that they live
+    // in the uniform registers HGMMA reads. No address leaves the ring's shared memory, so the offsets added to
+    // their address field (bits 0-13) never carry into the next field. The steps before build no base.
+    __device__ __forceinline__ void descriptors(const Ring& ring, uint64_t (&base)[2]) const
+    {
+        if (STEPPED_DESCRIPTORS) {
+            const int warpgroup = __shfl_sync(0xffffffffu, int(threadIdx.x / 128), 0);
+            base[0] = descriptor_sw128(ring.stages + 64 * (warpgroup - 1) * 128);
+            base[1] = descriptor_sw128_mn(ring.stages + A_BYTES, B_BOX_BYTES);
+            // kept as built: left to itself, ptxas builds them again each slice (10 instructions) to free the
+            // uniform registers they hold, and it cannot build again what an asm statement returned
+            asm volatile("mov.b64 %0, %0;" : "+l"(base[0]));
+            asm volatile("mov.b64 %0, %0;" : "+l"(base[1]));
+        }
+    }
+
+    // Slice `count`'s BK / 16 wgmma, on its stage once full, committed as one group.
+    __device__ __forceinline__ void issue(const Ring& ring, int count, float (&d)[128], const uint64_t (&base)[2]) const
+    {
+#if !STEPPED_DESCRIPTORS
+        const unsigned char* tile = ring.stage(count);   // before the wait, as the steps before 43 were measured
+#endif
+        mbarrier_wait(&ring.full[slot(count)], parity(count));
         wgmma_fence();
+#if STEPPED_DESCRIPTORS
+        // stage 0's descriptors, the stage's offset, and a constant for each 16 k (the address field counts 16
+        // bytes: 16 k of A is 32 bytes along its rows, of B 16 rows of 128 bytes)
+        const uint64_t stage = uint64_t(slot(count) * (STAGE_BYTES / 16));
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; ++kk)
+            wgmma_m64n256k16_bf16(d, base[0] + stage + 2 * kk, base[1] + stage + 128 * kk);
+#else
 #pragma unroll
         for (int kk = 0; kk < BK / 16; ++kk)   // 16 k: 32 bytes along A's rows, 16 rows (2,048 bytes) of B's boxes
             wgmma_m64n256k16_bf16(d, descriptor_sw128(tile + rows * 128 + kk * 32),
                                   descriptor_sw128_mn(tile + A_BYTES + kk * 16 * 128, B_BOX_BYTES));
+#endif
         wgmma_commit();
     }
 
@@ -87,7 +131,7 @@ struct Consumer {
     __device__ __forceinline__ void release(const Ring& ring, int count) const
     {
         if (lane == 0)
-            mbarrier_arrive(&ring.empty[count % STAGES]);
+            mbarrier_arrive(&ring.empty[slot(count)]);
     }
 
     // Every K-slice of one tile, from slice `count` of the ring on: issue slice s, wait until only it is
@@ -97,9 +141,11 @@ struct Consumer {
 #pragma unroll
         for (int i = 0; i < 128; ++i)
             d[i] = 0.0f;
+        uint64_t base[2] = {0, 0};
+        descriptors(ring, base);
         const int slices = (K + BK - 1) / BK;
         for (int s = 0; s < slices; ++s, ++count) {
-            issue(ring, count, d);
+            issue(ring, count, d, base);
             wgmma_wait<1>();
             if (s > 0)
                 release(ring, count - 1);
