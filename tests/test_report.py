@@ -286,6 +286,41 @@ def test_the_committed_rooflines_number_each_steps_point(folder):
     assert len(numbers) > 20 and all(n in words for n in numbers), [n for n in numbers if n not in words]
 
 
+def test_a_guides_label_lies_on_its_line_away_from_the_points_or_is_not_drawn():
+    """The power figure's lines of equal GFLOP per joule crossed the tensor-core steps' cluster, and their labels,
+    at the line's end, lay on the points' labels: a guide's label goes where its line passes farthest from them."""
+    import matplotlib.pyplot as plt
+    from matmulstudy.report.plots.style import guide_label
+    fig, ax = plt.subplots(figsize=(6, 4))
+    points = [(x, 1.0, "") for x in (1.0, 1.5, 2.0, 2.5)]   # a cluster on the left half of the line y = 1
+    ax.scatter(*zip(*[(x, y) for x, y, _ in points]))
+    ax.set_xlim(0, 10)
+    ax.set_ylim(0, 2)
+    fig.canvas.draw()
+    label = guide_label(ax, "guide", (0, 1), (10, 1), points)
+    assert label.get_text() == "guide" and label.xy[1] == pytest.approx(1) and label.xy[0] > 8
+    assert guide_label(ax, "outside", (0, 5), (10, 5), points) is None   # above the axes: nowhere to write it
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("folder", COMMITTED, ids=lambda f: f.name)
+def test_the_committed_power_figures_number_each_point_and_name_the_limit(folder):
+    """A row per precision: each GPU variant with its energy at 4096 or 8192 is numbered in its panel, and the
+    power limit and at least one line of equal GFLOP per joule a panel are named."""
+    from matmulstudy.study import snapshot
+    registry = snapshot.read_registry(folder)
+    words = re.findall(r"<!-- (.*?) -->", (folder / "figures" / "power.svg").read_text())
+    summary = pd.read_csv(folder / "summary.csv")
+    square = summary[(summary.M == summary.N) & (summary.N == summary.K) & summary.M.isin([4096, 8192])
+                     & (summary.dtype == "float32")]   # the figure draws the float32 inputs
+    measured = square[square.verified & square.mean_power_w.notna()]
+    panels = measured.groupby("precision").M.nunique().sum()
+    numbers = {registry[v].title.split()[0] for v in measured.variant if registry[v].is_step}
+    assert numbers and numbers <= set(words), sorted(numbers - set(words))
+    assert sum(w.startswith("power limit") for w in words) == panels
+    assert sum(w.endswith("GFLOP/J") for w in words) >= panels
+
+
 @pytest.mark.parametrize("folder", COMMITTED, ids=lambda f: f.name)
 def test_the_committed_hardware_figures_write_no_power_of_ten_and_no_percentage_past_100(folder):
     """Matplotlib keeps each text's string in a comment beside its glyphs: the bar labels and the ticks."""

@@ -66,7 +66,7 @@ FIGURES = (
            f"({'; '.join(_EACH_ITS_OWN)}{', each in a panel of its own' if precisions.others() else ''})"),
     Figure("power", "power", "3. Efficiency", "power.rst",
            "each GPU variant run back to back at the power cap: its speed against the GPU's power, with the power "
-           "limit and lines of equal GFLOP per joule"),
+           "limit and lines of equal GFLOP per joule (a row per precision)"),
     Figure("hardware", "hardware", "4. What explains each step", "hardware.rst",
            "registers, occupancy, instruction mix and the ncu counters per step"),
     Figure("timing", "timing", "5. Timing noise", "timing.rst",

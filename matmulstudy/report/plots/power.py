@@ -7,23 +7,24 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import matplotlib.ticker
 import numpy as np
+import pandas as pd
 import seaborn as sns
 
 from ... import precisions
 from ..committed import Study
 from ..results import at_size
-from .style import palette, place_labels, placeholder, plain_log_ticks, point_label, save
+from .style import guide_label, palette, place_labels, placeholder, plain_log_ticks, point_label, save
 
 LARGEST = 8192   # the size at the power cap, drawn beside the progression's where the study has it
 MARKERS = ("o", "s", "D", "^")   # a marker per precision, in the table's order
-MARKER_NAMES = {"o": "circles", "s": "squares", "D": "diamonds", "^": "triangles"}
 
 
 def power(study: Study, stem: Path) -> list[Path]:
     """Each GPU variant run back to back (the energy phase, at the power cap): its sustained GFLOP/s against
     the whole GPU's mean power, at the progression's size and at 8192, with the GPU's power limit and lines
-    of equal GFLOP per joule (diagonals on these log-log axes). Launch-bound runs (their energy would be idle)
-    are left out and counted."""
+    of equal GFLOP per joule (diagonals on these log-log axes). A row per precision, with its own range and
+    legend: on one pair of axes the tensor-core steps, all near the limit, hid each other's labels. Launch-bound
+    runs (their energy would be idle) are left out and counted."""
     s = study.summary
     if "mean_power_w" not in s or s["mean_power_w"].isna().all():
         why = ("no energy in this study: measured before the energy phase (energy.csv)" if "mean_power_w" not in s
@@ -32,58 +33,99 @@ def power(study: Study, stem: Path) -> list[Path]:
     sns.set_theme(style="whitegrid", context="notebook")
     registry, gpu, pal = study.registry, study.gpu, palette(study.registry)
     sizes = [study.size] + [LARGEST] * bool(LARGEST != study.size and (s["M"] == LARGEST).any())
-    fig, axes = plt.subplots(1, len(sizes), figsize=(7.5 * len(sizes), 6.5), squeeze=False, sharey=True)
+    gpu_rows = pd.concat([at_size(s, size, verified=True) for size in sizes])
+    gpu_rows = gpu_rows[gpu_rows["variant"].map(lambda v: registry[v].is_gpu)]
+    rows = [(m, p) for m, p in zip(MARKERS, precisions.TABLE)   # the precisions with energy at these sizes
+            if gpu_rows.loc[gpu_rows["precision"] == p.id, "mean_power_w"].notna().any()]
+    fig, axes = plt.subplots(len(rows), len(sizes), figsize=(7 * len(sizes) + 3, 4.6 * len(rows)), squeeze=False,
+                             sharex="row", sharey="row")
     limit = gpu.get("power_limit_w")
-    to_label = {}
-    for ax, size in zip(axes[0], sizes):
-        at = at_size(s, size, verified=True)
-        at = at[at["variant"].map(lambda v: registry[v].is_gpu)]
-        drawn = at[at["mean_power_w"].notna()]
-        for marker, p in zip(MARKERS, precisions.TABLE):
-            for r in drawn[drawn["precision"] == p.id].itertuples():
+    to_label, guides = {}, {}   # the points' labels, and the guides' (drawn once the axes are laid out)
+    for (marker, p), row in zip(rows, axes):
+        mine = gpu_rows[gpu_rows["precision"] == p.id]
+        powers, speeds = mine["mean_power_w"].dropna(), mine.loc[mine["mean_power_w"].notna(), "sustained_gflops"]
+        x_low, x_high = min(powers.min(), limit or np.inf) / 1.12, max(powers.max(), limit or 0) * 1.12
+        y_low, y_high = speeds.min() / 1.6, speeds.max() * 1.6
+        for ax, size in zip(row, sizes):
+            at = at_size(s, size, verified=True)
+            at = at[at["variant"].map(lambda v: registry[v].is_gpu) & (at["precision"] == p.id)]
+            drawn = at[at["mean_power_w"].notna()]
+            for r in drawn.itertuples():
                 v = registry[r.variant]
                 ax.scatter([r.mean_power_w], [r.sustained_gflops], s=60, marker=marker, color=pal[v.title],
                            edgecolor="black", linewidth=0.5, zorder=5, label=v.title)
                 to_label.setdefault(ax, []).append((r.mean_power_w, r.sustained_gflops,
                                                     point_label(v.title, v.is_step)))
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        x_low, x_high = min(drawn["mean_power_w"].min(), limit or np.inf) / 1.3, max(drawn["mean_power_w"].max(), limit or 0) * 1.3
-        y_low, y_high = drawn["sustained_gflops"].min() / 2, drawn["sustained_gflops"].max() * 2
-        watts = np.array([x_low, x_high])
-        for efficiency in (1, 10, 100, 1000, 10000):   # GFLOP/s = GFLOP/J x W: a diagonal
-            if y_low < efficiency * x_high and efficiency * x_low < y_high:
-                ax.plot(watts, efficiency * watts, color="grey", linestyle=":", linewidth=1)
-                x = min(x_high / 1.15, y_high / 2.5 / efficiency)   # inside the axes, under the title
-                x, ha = (x, "right") if x > x_low * 1.5 else (x_low * 1.05, "left")   # else where it comes in
-                ax.annotate(f"{efficiency:,} GFLOP/J", (x, efficiency * x), fontsize=8, color="dimgrey",
-                            ha=ha, va="bottom", rotation=35)
-        ax.set_xlim(x_low, x_high)
-        ax.set_ylim(y_low, y_high)
-        plain_log_ticks(ax.yaxis)
-        ax.xaxis.set_major_locator(matplotlib.ticker.FixedLocator([100, 200, 300, 400, 500, 700, 1000]))
-        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}"))
-        if limit:
-            ax.axvline(limit, color="red", linestyle="--", linewidth=1.5)
-            ax.annotate(f"power limit {limit:.0f} W", (limit, 0.03), xycoords=("data", "axes fraction"), ha="right",
-                        va="bottom", rotation=90, fontsize=9, color="red", xytext=(-3, 0), textcoords="offset points")
-        ax.set_xlabel("the GPU's mean power back to back, W (log scale)")
-        ax.set_ylabel("GFLOP/s back to back, log scale" if ax is axes[0, 0] else "")
-        left_out = len(at) - len(drawn)
-        ax.set_title(f"{size}×{size}×{size}" + (f" ({left_out} launch-bound: no energy)" if left_out else ""),
-                     fontsize=11)
-    handles, labels = axes[0, -1].get_legend_handles_labels()   # every variant once, in the registry's order
-    order = {v.title: v.order for v in registry.values()}
-    ranked = sorted(dict(zip(labels, handles)).items(), key=lambda item: order[item[0]])
-    axes[0, -1].legend([h for _, h in ranked], [t for t, _ in ranked], fontsize=8, loc="upper left",
-                       bbox_to_anchor=(1.01, 1), frameon=False, title_fontsize=8,
-                       title="; ".join(f"{MARKER_NAMES[m]}: {p.label}" for m, p in zip(MARKERS, precisions.TABLE)
-                                       if (s["precision"] == p.id).any()))   # the precisions this study has
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            for efficiency in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000):   # GFLOP/s = GFLOP/J x W
+                if y_low < efficiency * x_high and efficiency * x_low < y_high:
+                    ends = ((x_low, efficiency * x_low), (x_high, efficiency * x_high))
+                    line, = ax.plot(*zip(*ends), color="grey", linestyle=":", linewidth=1, zorder=1)
+                    guides.setdefault(ax, []).append((f"{efficiency:,} GFLOP/J", ends, line, dict(
+                        fontsize=8, color="dimgrey", ha="center", va="bottom", rotation_mode="anchor")))
+            ax.set_xlim(x_low, x_high)
+            ax.set_ylim(y_low, y_high)
+            if limit:
+                ax.axvline(limit, color="red", linestyle="--", linewidth=1.5, zorder=2)
+            ax.set_xlabel("the GPU's mean power back to back, W (log scale)")
+            ax.set_ylabel(f"{p.label}: GFLOP/s back to back, log scale" if ax is row[0] else "")
+            left_out = len(at) - len(drawn)
+            ax.set_title(f"{p.label}, {size}×{size}×{size}" +
+                         (f" ({left_out} launch-bound: no energy)" if left_out else ""), fontsize=11)
+        plain_log_ticks(row[0].yaxis)
+        row[0].xaxis.set_major_locator(matplotlib.ticker.FixedLocator([100, 200, 300, 400, 500, 600, 700, 800,
+                                                                       1000]))
+        row[0].xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        row[0].xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}"))
+        handles, labels = [], []
+        for ax in row:   # every variant of the row once, in the registry's order
+            h, l = ax.get_legend_handles_labels()
+            handles, labels = handles + h, labels + l
+        order = {v.title: v.order for v in registry.values()}
+        ranked = sorted(dict(zip(labels, handles)).items(), key=lambda item: order[item[0]])
+        row[-1].legend([h for _, h in ranked], [t for t, _ in ranked], fontsize=8, loc="center left",
+                       bbox_to_anchor=(1.01, 0.5), frameon=False, ncol=1 + (len(ranked) > 24))
     fig.suptitle(f"Each GPU variant back to back at the power cap, float32 inputs, on {gpu['gpu_name']}\n"
                  "speed against power from NVML's energy counter (label: step number); dotted: equal GFLOP per joule",
                  fontsize=11)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.5 / fig.get_figheight()))   # the title's two lines above the panels'
     for ax, points in to_label.items():   # where the points lie is known once the axes are laid out
-        place_labels(ax, points)
+        drawn = [limit_label(ax, limit, points)] if limit else []
+        for text, ends, line, style in guides.get(ax, []):
+            (x0, y0), (x1, y1) = ax.transData.transform(ends)   # along its line, which is straight on the screen
+            label = guide_label(ax, text, *ends, points + outline(ax, drawn),
+                                rotation=np.degrees(np.arctan2(y1 - y0, x1 - x0)), **style)
+            if label is None:
+                line.remove()   # a line with no room for its label is left out, not left unnamed
+            drawn.append(label)
+        place_labels(ax, points, avoid=tuple(d for d in drawn if d is not None))
     return save(fig, stem)
+
+
+def limit_label(ax, limit: float, points: list):
+    """The power limit's label, written up its line just left of it, from the lowest place where it passes
+    beside no point (else where it passes beside the fewest)."""
+    label = ax.annotate(f"power limit {limit:.0f} W", (limit, 0.02), xycoords=("data", "axes fraction"), ha="left",
+                        va="bottom", rotation=90, rotation_mode="anchor", fontsize=9, color="red", xytext=(-3, 0),
+                        textcoords="offset points")
+    extent, box = label.get_window_extent(ax.figure.canvas.get_renderer()), ax.get_window_extent()
+    screen = ax.transData.transform([(x, y) for x, y, *_ in points])
+    line_x = ax.transData.transform((limit, 1))[0]
+    beside = screen[(screen[:, 0] > line_x - extent.width - 12) & (screen[:, 0] < line_x + 8)][:, 1]
+    starts = np.linspace(box.y0 + 0.02 * box.height, box.y1 - extent.height - 4, 20)
+    crowded = [int(((beside > y - 8) & (beside < y + extent.height + 8)).sum()) for y in starts]
+    label.xy = (limit, (starts[int(np.argmin(crowded))] - box.y0) / box.height)
+    return label
+
+
+def outline(ax, texts: list) -> list:
+    """Points (data coordinates) along each drawn text's box, for the next guide's label to keep clear of."""
+    renderer, to_data = ax.figure.canvas.get_renderer(), ax.transData.inverted()
+    points = []
+    for text in texts:
+        if text is not None:
+            box = text.get_window_extent(renderer)
+            grid = [(x, y) for x in np.linspace(box.x0, box.x1, 6) for y in np.linspace(box.y0, box.y1, 6)]
+            points += [(*to_data.transform(xy), "") for xy in grid]
+    return points

@@ -14,6 +14,7 @@ matplotlib.use("Agg")
 matplotlib.rcParams["svg.hashsalt"] = "matmulstudy"   # the same ids in every SVG: re-rendering changes no byte
 import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
@@ -138,14 +139,15 @@ LABEL_OFFSETS = [(5, 3), (5, -11), (-5, 3), (-5, -11), (5, 12), (-5, 12), (5, -2
                  (5, 21), (-5, 21), (5, -29), (-5, -29), (22, 3), (-22, 3), (22, -11), (-22, -11)]   # then further out
 
 
-def place_labels(ax, points: list, fontsize: float = 8) -> None:
+def place_labels(ax, points: list, fontsize: float = 8, avoid: tuple = ()) -> None:
     """Label each point (x, y, text) beside it, at the first of LABEL_OFFSETS (points) where its text overlaps no
-    label already placed and no other point: a cluster of steps (near the power limit, under a roof) stays
-    readable."""
+    label already placed, no other point and none of the texts in `avoid` (the axes' own guides): a cluster of
+    steps (near the power limit, under a roof) stays readable."""
     to_pt = 72 / ax.figure.dpi
     where = [tuple(xy * to_pt) for xy in ax.transData.transform([(x, y) for x, y, _ in points])]
     width, height = 0.6 * fontsize, fontsize   # a character's box, in points
-    placed = []
+    renderer = ax.figure.canvas.get_renderer()
+    placed = [tuple(v * to_pt for v in text.get_window_extent(renderer).extents) for text in avoid]
 
     def clashes(box):
         x0, y0, x1, y1 = box
@@ -162,6 +164,23 @@ def place_labels(ax, points: list, fontsize: float = 8) -> None:
         placed.append(box(dx, dy))
         ax.annotate(text, (x, y), xytext=(dx, dy), textcoords="offset points", fontsize=fontsize,
                     ha="left" if dx >= 0 else "right")
+
+
+def guide_label(ax, text: str, start: tuple, end: tuple, points: list, **style):
+    """A guide's label (a line of equal efficiency) on the straight line from `start` to `end` (data
+    coordinates; straight on the screen), where the line's visible part lies farthest from every data point
+    (x, y, ...), so that it hides none. Call it once the axes are laid out; None where no part is visible."""
+    a, b = ax.transData.transform([start, end])
+    screen = a + np.linspace(0, 1, 80)[:, None] * (b - a)
+    box = ax.get_window_extent()
+    inside = (screen[:, 0] > box.x0 + 35) & (screen[:, 0] < box.x1 - 35) & (screen[:, 1] > box.y0 + 12) & \
+        (screen[:, 1] < box.y1 - 30)
+    if not inside.any():
+        return None
+    data = ax.transData.transform([(x, y) for x, y, *_ in points]) if points else np.zeros((0, 2))
+    distance = np.array([np.hypot(*(data - s).T).min() if len(data) else 0.0 for s in screen])
+    best = screen[int(np.argmax(np.where(inside, distance, -1.0)))]
+    return ax.annotate(text, tuple(ax.transData.inverted().transform(best)), **style)
 
 
 def mark_failures(ax, failed: pd.DataFrame, x: str, y_frac: float = 0.04):
