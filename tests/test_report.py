@@ -303,6 +303,21 @@ def test_a_guides_label_lies_on_its_line_away_from_the_points_or_is_not_drawn():
     plt.close(fig)
 
 
+def test_a_study_with_energy_only_at_other_sizes_gets_a_power_figure_saying_so(tmp_path):
+    """Energy is measured at the progression's size and 8192 (the config's energy sizes may differ): with none
+    there, the figure says so instead of drawing no panel."""
+    import dataclasses
+    import importlib
+    power = importlib.import_module("matmulstudy.report.plots.power")
+    from matmulstudy.report.committed import Study
+    study = Study.load(COMMITTED[0])
+    summary = study.summary.copy()
+    summary.loc[summary.M != 2048, "mean_power_w"] = float("nan")
+    summary.loc[summary.M == 2048, "mean_power_w"] = 500.0
+    paths = power.power(dataclasses.replace(study, summary=summary), tmp_path / "power")
+    assert "no energy in this study at 4096³ or 8192³" in paths[1].read_text()
+
+
 @pytest.mark.parametrize("folder", COMMITTED, ids=lambda f: f.name)
 def test_the_committed_power_figures_number_each_point_and_name_the_limit(folder):
     """A row per precision: each GPU variant with its energy at 4096 or 8192 is numbered in its panel, and the

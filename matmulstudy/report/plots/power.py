@@ -37,6 +37,8 @@ def power(study: Study, stem: Path) -> list[Path]:
     gpu_rows = gpu_rows[gpu_rows["variant"].map(lambda v: registry[v].is_gpu)]
     rows = [(m, p) for m, p in zip(MARKERS, precisions.TABLE)   # the precisions with energy at these sizes
             if gpu_rows.loc[gpu_rows["precision"] == p.id, "mean_power_w"].notna().any()]
+    if not rows:
+        return placeholder(f"no energy in this study at {' or '.join(f'{n}³' for n in sizes)}", stem)
     fig, axes = plt.subplots(len(rows), len(sizes), figsize=(7 * len(sizes) + 3, 4.6 * len(rows)), squeeze=False,
                              sharex="row", sharey="row")
     limit = gpu.get("power_limit_w")
