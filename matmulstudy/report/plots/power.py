@@ -42,6 +42,7 @@ def power(study: Study, stem: Path) -> list[Path]:
     fig, axes = plt.subplots(len(rows), len(sizes), figsize=(7 * len(sizes) + 3, 4.6 * len(rows)), squeeze=False,
                              sharex="row", sharey="row")
     limit = gpu.get("power_limit_w")
+    order = {v.title: v.order for v in registry.values()}
     to_label, guides = {}, {}   # the points' labels, and the guides' (drawn once the axes are laid out)
     for (marker, p), row in zip(rows, axes):
         mine = gpu_rows[gpu_rows["precision"] == p.id]
@@ -49,8 +50,7 @@ def power(study: Study, stem: Path) -> list[Path]:
         x_low, x_high = min(powers.min(), limit or np.inf) / 1.12, max(powers.max(), limit or 0) * 1.12
         y_low, y_high = speeds.min() / 1.6, speeds.max() * 1.6
         for ax, size in zip(row, sizes):
-            at = at_size(s, size, verified=True)
-            at = at[at["variant"].map(lambda v: registry[v].is_gpu) & (at["precision"] == p.id)]
+            at = mine[mine["M"] == size]   # this size's GPU variants of the precision (at_size's rows above)
             drawn = at[at["mean_power_w"].notna()]
             for r in drawn.itertuples():
                 v = registry[r.variant]
@@ -84,7 +84,6 @@ def power(study: Study, stem: Path) -> list[Path]:
         for ax in row:   # every variant of the row once, in the registry's order
             h, l = ax.get_legend_handles_labels()
             handles, labels = handles + h, labels + l
-        order = {v.title: v.order for v in registry.values()}
         ranked = sorted(dict(zip(labels, handles)).items(), key=lambda item: order[item[0]])
         row[-1].legend([h for _, h in ranked], [t for t, _ in ranked], fontsize=8, loc="center left",
                        bbox_to_anchor=(1.01, 0.5), frameon=False, ncol=1 + (len(ranked) > 24))
