@@ -68,16 +68,18 @@ def test_gpu_variant_matches_float64_reference(registry, gpu_builds, variant_id,
     ["gpu_wgmma_lean", "gpu_wgmma_persistent", "gpu_wgmma_queued", "gpu_wgmma_one_copy", "gpu_wgmma_whole_waves"],
     ["gpu_wgmma_bf16", "gpu_wgmma_bf16_persistent", "gpu_wgmma_bf16_aligned", "gpu_wgmma_bf16_grouped",
      "gpu_wgmma_bf16_queued", "gpu_wgmma_bf16_one_copy", "gpu_wgmma_bf16_whole_waves",
-     "gpu_wgmma_bf16_one_producer", "gpu_wgmma_bf16_stepped_descriptors"]], ids=["tf32", "bf16"])
+     "gpu_wgmma_bf16_one_producer", "gpu_wgmma_bf16_stepped_descriptors", "gpu_wgmma_bf16_drawn_late"]],
+    ids=["tf32", "bf16"])
 def test_the_persistent_steps_give_the_one_tile_steps_bits_launch_after_launch(registry, gpu_builds, ids):
     """Steps 26, 27, 40 and 41 change which cluster computes a tile, or how its slices arrive, not its sums:
-    their C is step 25's, bit for bit; so are steps 34 to 39, 42 and 43's step 33's (steps 35 to 39, 42 and 43
-    through the aligned copies where rows are off 16 bytes; steps 38 to 43's B in one copy where N is whole
-    128-byte blocks, 300 x 320 x 200 and 4096 among them; steps 39, 41, 42 and 43 on fewer blocks than
-    multiprocessors, 78 or 42 clusters at 1537 x 3001 x 997 and 128 blocks at 4096; steps 42 and 43 with one
-    producer warp on the tile slot; step 43 with its descriptors stepped by constants).
+    their C is step 25's, bit for bit; so are steps 34 to 39 and 42 to 44's step 33's (steps 35 to 39 and 42 to
+    44 through the aligned copies where rows are off 16 bytes; steps 38 to 44's B in one copy where N is whole
+    128-byte blocks, 300 x 320 x 200 and 4096 among them; steps 39, 41 and 42 to 44 on fewer blocks than
+    multiprocessors, 78 or 42 clusters at 1537 x 3001 x 997 and 128 blocks at 4096; steps 42 to 44 with one
+    producer warp on the tile slot; steps 43 and 44 with their descriptors stepped by constants; step 44 with
+    each ticket drawn as the block needs its tile).
     Each runs twice at each shape, one shape after another in one context, so a launch that left its tile
-    counter (steps 27, 37) or any other state behind would give the next one other tiles."""
+    counter (steps 27, 37, 44) or any other state behind would give the next one other tiles."""
     from matmulstudy.gpu.session import GpuSession
     if registry[ids[0]].unsupported(gpu_builds["arch"]):
         pytest.skip(registry[ids[0]].unsupported(gpu_builds["arch"]))

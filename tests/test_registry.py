@@ -95,10 +95,12 @@ def test_steps_39_and_41_launch_whole_rounds_of_tiles_in_whole_clusters(registry
                                           ("gpu_wgmma_whole_waves", "gpu_wgmma_one_copy"),
                                           ("gpu_wgmma_one_copy", "gpu_wgmma_queued"),
                                           ("gpu_wgmma_bf16_one_producer", "gpu_wgmma_bf16_whole_waves"),
-                                          ("gpu_wgmma_bf16_stepped_descriptors", "gpu_wgmma_bf16_one_producer")])
-def test_steps_39_to_43_change_one_thing_of_the_step_before(registry, step, before):
+                                          ("gpu_wgmma_bf16_stepped_descriptors", "gpu_wgmma_bf16_one_producer"),
+                                          ("gpu_wgmma_bf16_drawn_late", "gpu_wgmma_bf16_stepped_descriptors")])
+def test_steps_39_to_44_change_one_thing_of_the_step_before(registry, step, before):
     """39 and 41 the grid only, 40 B's box only (its slice in one copy), 42 its producer warps only, 43 how its
-    descriptors are built only, besides what they say of themselves; the kernels' bodies are the same call."""
+    descriptors are built only, 44 when its tickets are drawn only, besides what they say of themselves; the
+    kernels' bodies are the same call."""
     new, old = registry[step], registry[before]
     changed = {f.name for f in dataclasses.fields(new) if getattr(new, f.name) != getattr(old, f.name)}
     described = {"id", "order", "kernel", "file", "title", "source", "shows"}
@@ -109,6 +111,8 @@ def test_steps_39_to_43_change_one_thing_of_the_step_before(registry, step, befo
         assert new.defines == {**old.defines, "PRODUCER_WARPS": 1} and new.grid_expr == old.grid_expr
     elif step == "gpu_wgmma_bf16_stepped_descriptors":
         assert new.defines == {**old.defines, "STEPPED_DESCRIPTORS": 1} and new.grid_expr == old.grid_expr
+    elif step == "gpu_wgmma_bf16_drawn_late":
+        assert new.defines == {**old.defines, "DRAW_LATE": 1} and new.grid_expr == old.grid_expr
     else:
         assert new.defines == old.defines and new.tensor_maps == old.tensor_maps and new.grid_expr != old.grid_expr
     body = re.compile(r"\)\s*\{(.*)\}\s*$", re.S)

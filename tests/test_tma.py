@@ -163,9 +163,10 @@ def test_the_sanitizer_launches_step_38_with_its_box_of_blocks():
     ("gpu_wgmma_whole_waves", ["4", "1"], ["128x32", "32x32x4", "64x32", "pad=pad_copy"]),
     ("gpu_wgmma_bf16_whole_waves", ["2", "1"], ["128x64", "64x64x4", "64x32", "pad=pad_copy", "elem=2"]),
     ("gpu_wgmma_bf16_one_producer", ["2", "1"], ["128x64", "64x64x4", "64x32", "pad=pad_copy", "elem=2"]),
-    ("gpu_wgmma_bf16_stepped_descriptors", ["2", "1"], ["128x64", "64x64x4", "64x32", "pad=pad_copy", "elem=2"])])
-def test_the_sanitizer_launches_steps_39_to_43_with_their_boxes_and_grids(vid, grid, boxes):
-    """B's slice in one box of 32-column (TF32) or 64-column (BF16) blocks; steps 39, 41, 42 and 43 on the blocks
+    ("gpu_wgmma_bf16_stepped_descriptors", ["2", "1"], ["128x64", "64x64x4", "64x32", "pad=pad_copy", "elem=2"]),
+    ("gpu_wgmma_bf16_drawn_late", ["2", "1"], ["128x64", "64x64x4", "64x32", "pad=pad_copy", "elem=2"])])
+def test_the_sanitizer_launches_steps_39_to_44_with_their_boxes_and_grids(vid, grid, boxes):
+    """B's slice in one box of 32-column (TF32) or 64-column (BF16) blocks; steps 39 and 41 to 44 on the blocks
     that take 96 x 320's tiles in one round: 2 of 128 x 256, 2 clusters of 2 for the 3 tiles of 256 x 128."""
     v = load_registry()[vid]
     cmd = sanitize.command("memcheck", "launch", "k.cubin", v, Shape(96, 320, 72), exe="compute-sanitizer", sms=132)
