@@ -32,14 +32,17 @@
 // order in which the blocks got through their tiles' loads. One ticket a
 // tile as before; the tiles, and so the result, are the same as step 43's.
 //
-// Counter that shows it: Nsight Compute's tensor pipe idle cycles per tile
-// and SM balance (hardware.csv). Measured in alternating rounds against
-// step 43 and cuBLAS BF16 (devbench, four placements, every result
-// verified; nvidia-h100-x1 GPU-d7ec9ec1 and GPU-0dfd0723, four rounds each,
-// notes/late_draw/runs/): % of cuBLAS BF16 at 4096 99.7-100.4 and
-// 99.3-100.1 against step 43's 98.8-99.2 and 98.0-98.8; at 2048 97.4-98.2
-// and 96.9-97.3 against 95.4-96.0 and 94.5-95.4; at 8192 the same as step
-// 43 (102.0-102.7).
+// Counter that shows it: Nsight Compute's tensor-pipe idle cycles per tile
+// (hardware.csv; one launch at 4096, the H100 study of commit 4f994d6,
+// GPU-23df0f31): 7,201 against step 43's 7,379, the tensor pipe 90.10%
+// busy against 89.88% (cuBLAS BF16 90.42%), the SM balance 0.959 against
+// 0.958. In alternating rounds against step 43 and cuBLAS BF16 (devbench,
+// four placements, every result verified; nvidia-h100-x1, four rounds
+// each, notes/late_draw/runs/), % of cuBLAS BF16 at 4096: 99.7-100.4,
+// 99.3-100.1 and 99.6-99.9 on three H100s, against step 43's 98.8-99.2,
+// 98.0-98.8 and 98.9-99.3; at 2048 96.0-98.2 against 93.7-96.0; at 8192
+// within 0.3 of step 43 (102.0-102.7). In that study: 98.8% at 4096
+// (step 43 98.4%), 101.5% at 8192 (101.2%), 96.1% at 2048 (94.0%).
 //
 // Ragged sizes: as step 43.
 //
