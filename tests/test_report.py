@@ -303,6 +303,35 @@ def test_a_guides_label_lies_on_its_line_away_from_the_points_or_is_not_drawn():
     plt.close(fig)
 
 
+def test_a_points_label_keeps_clear_of_every_marker_where_there_is_room():
+    """The H100 power figure of 4f994d6 had step 38's label on the diamonds of step 44 and cuBLAS BF16: a label
+    only kept 4 points from other points' centres, where a diamond of area 60 reaches 5.5. A label pushed past
+    the corners of its own marker is led to it by a line."""
+    import matplotlib.pyplot as plt
+    from matplotlib.text import Text
+    from matmulstudy.report.plots.style import LABEL_OFFSETS, place_labels
+    fig, ax = plt.subplots(figsize=(6, 4))
+    points = [(1.0, 1.0, "38"), (1.08, 1.02, "44"), (1.16, 1.0, "cuBLAS BF16"), (1.04, 0.97, "43"), (3.0, 1.5, "1")]
+    ax.scatter(*zip(*[(x, y) for x, y, _ in points]), s=60, marker="D")
+    ax.set_xlim(0, 4)
+    ax.set_ylim(0, 2)
+    fig.canvas.draw()
+    place_labels(ax, points)
+    fig.canvas.draw()
+    to_pt = 72 / fig.dpi
+    centres = ax.transData.transform([(x, y) for x, y, _ in points]) * to_pt
+    assert sorted(t.get_text() for t in ax.texts) == sorted(text for _, _, text in points)
+    for t in ax.texts:
+        x0, y0, x1, y1 = (v * to_pt for v in Text.get_window_extent(t).extents)   # the words, not a leader line
+        for (_, _, text), (cx, cy) in zip(points, centres):
+            m = 0 if text == t.get_text() else 5.5   # a diamond of area 60 reaches 5.5 points from its centre
+            assert not (x0 - m < cx < x1 + m and y0 - m < cy < y1 + m), (t.get_text(), text)
+        own = centres[[text for _, _, text in points].index(t.get_text())]
+        assert max(abs(x0 - own[0]), abs(x1 - own[0])) < 60, t.get_text()   # still beside its own point
+        assert (t.arrow_patch is not None) == (tuple(t.xyann) not in LABEL_OFFSETS[:4]), t.get_text()   # led to it
+    plt.close(fig)
+
+
 def test_a_study_with_energy_only_at_other_sizes_gets_a_power_figure_saying_so(tmp_path):
     """Energy is measured at the progression's size and 8192 (the config's energy sizes may differ): with none
     there, the figure says so instead of drawing no panel."""

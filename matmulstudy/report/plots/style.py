@@ -139,31 +139,41 @@ LABEL_OFFSETS = [(5, 3), (5, -11), (-5, 3), (-5, -11), (5, 12), (-5, 12), (5, -2
                  (5, 21), (-5, 21), (5, -29), (-5, -29), (22, 3), (-22, 3), (22, -11), (-22, -11)]   # then further out
 
 
+# Points from a point's centre that no other point's label may come closer than (a marker of area 60, the
+# figures' s=60, reaches 4 to 5.5 points out, a diamond's tips the farthest), and that its own label keeps (the
+# first LABEL_OFFSETS are 5 points out, beside its marker).
+MARKER_CLEARANCE, OWN_CLEARANCE = 6, 4
+
+
 def place_labels(ax, points: list, fontsize: float = 8, avoid: tuple = ()) -> None:
     """Label each point (x, y, text) beside it, at the first of LABEL_OFFSETS (points) where its text overlaps no
-    label already placed, no other point and none of the texts in `avoid` (the axes' own guides): a cluster of
-    steps (near the power limit, under a roof) stays readable."""
+    label already placed, no other point's marker (MARKER_CLEARANCE) and none of the texts in `avoid` (the axes'
+    own guides): a cluster of steps (near the power limit, under a roof) stays readable. A label that is not at
+    a corner of its own marker gets a thin line to it."""
     to_pt = 72 / ax.figure.dpi
     where = [tuple(xy * to_pt) for xy in ax.transData.transform([(x, y) for x, y, _ in points])]
     width, height = 0.6 * fontsize, fontsize   # a character's box, in points
     renderer = ax.figure.canvas.get_renderer()
     placed = [tuple(v * to_pt for v in text.get_window_extent(renderer).extents) for text in avoid]
 
-    def clashes(box):
+    def clashes(box, own):
         x0, y0, x1, y1 = box
         return any(x0 < b[2] and b[0] < x1 and y0 < b[3] and b[1] < y1 for b in placed) or \
-            any(x0 - 4 < px < x1 + 4 and y0 - 4 < py < y1 + 4 for px, py in where)
+            any(x0 - m < px < x1 + m and y0 - m < py < y1 + m
+                for (px, py), m in ((p, OWN_CLEARANCE if p is own else MARKER_CLEARANCE) for p in where))
 
-    for (x, y, text), (px, py) in sorted(zip(points, where), key=lambda item: -item[1][1]):
-        w = width * len(text)
+    for (x, y, text), own in sorted(zip(points, where), key=lambda item: -item[1][1]):
+        w, (px, py) = width * len(text), own
 
         def box(dx, dy):
             left = px + dx if dx >= 0 else px + dx - w
             return (left, py + dy, left + w, py + dy + height)
-        dx, dy = next((o for o in LABEL_OFFSETS if not clashes(box(*o))), LABEL_OFFSETS[0])
+        dx, dy = next((o for o in LABEL_OFFSETS if not clashes(box(*o), own)), LABEL_OFFSETS[0])
         placed.append(box(dx, dy))
+        far = (dx, dy) not in LABEL_OFFSETS[:4]   # not at a corner of its own marker: a thin line leads to it
         ax.annotate(text, (x, y), xytext=(dx, dy), textcoords="offset points", fontsize=fontsize,
-                    ha="left" if dx >= 0 else "right")
+                    ha="left" if dx >= 0 else "right",
+                    arrowprops=dict(arrowstyle="-", lw=0.5, color="0.5", shrinkA=0, shrinkB=4) if far else None)
 
 
 def guide_label(ax, text: str, start: tuple, end: tuple, points: list, **style):
