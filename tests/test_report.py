@@ -373,6 +373,21 @@ def test_the_committed_hardware_figures_write_no_power_of_ten_and_no_percentage_
     assert "100" in words and "120" not in words   # the percentage panels' ticks end at 100
 
 
+def test_a_step_page_shows_where_a_header_two_includes_down_reads_its_define():
+    """Steps 43 and 44 change a define that a header of a header reads (wgmma_bf16.cuh through
+    persistent_bf16.cuh; tiles.cuh): their pages showed only the .cu files' diff, which is the kernel's name.
+    Rendered from the committed H100 study, each page now quotes the lines that read the define."""
+    from matmulstudy.report.committed import Study
+    from matmulstudy.report.steps import step_pages
+    pages = step_pages(Study.load(ROOT / "reports" / "h100"))
+    p44, p43 = pages["44_gpu_wgmma_bf16_drawn_late.md"], pages["43_gpu_wgmma_bf16_stepped_descriptors.md"]
+    assert "Where [`common/tiles.cuh`](../kernels/common/tiles.cuh) switches on `DRAW_LATE`:" in p44
+    assert "publish(s, use, tile_of(DRAW_LATE ? atomicAdd(&tile_ticket, 1u) : ticket));" in p44
+    assert "Where [`common/wgmma_bf16.cuh`](../kernels/common/wgmma_bf16.cuh) switches on `STEPPED_DESCRIPTORS`:" in p43
+    assert "wgmma_m64n256k16_bf16(d, base[0] + stage + 2 * kk, base[1] + stage + 128 * kk);" in p43
+    assert (ROOT / "reports/h100/steps/44_gpu_wgmma_bf16_drawn_late.md").read_text() == p44   # and committed so
+
+
 @pytest.mark.parametrize("label", [f.name for f in COMMITTED])
 def test_every_step_of_a_committed_study_has_its_page_linked_in_order(label):
     """Issue 26: a page per step the study timed (steps/), listed in the progression's order, each linked to

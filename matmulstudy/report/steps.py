@@ -119,6 +119,19 @@ def _included(study: Study, path: str) -> list[str]:
     return includes(path, read_kernel(study.folder, path) or "")
 
 
+def _included_all(study: Study, path: str) -> list[str]:
+    """The files a kernel file includes, and those they include in turn, each once, nearest first: a define of
+    the registry is often read two headers down (step 44's DRAW_LATE in tiles.cuh, which persistent_bf16.cuh
+    includes)."""
+    found, queue = [], _included(study, path)
+    while queue:
+        header = queue.pop(0)
+        if header not in found:
+            found.append(header)
+            queue += _included(study, header)
+    return found
+
+
 def _file(study: Study, variant) -> str | None:
     entry = study.registry.raw_entry(variant.id)
     return entry.get("file")
@@ -238,12 +251,15 @@ def code_section(study: Study, variant, before) -> list[str]:
                   + ", ".join(f"[`{h}`](../kernels/{h})" for h in new) + ".", ""]
     diff = list(difflib.unified_diff(_code(old), _code(text), f"a/{old_path}", f"b/{path}", lineterm="", n=3))
     names = set(changed) | _switches(diff)
-    for header in sorted(set(headers) - set(new)) if names else []:
+    for header in [h for h in _included_all(study, path) if h not in new] if names else []:
+        # the headers the file includes itself: the defines and what its code passes by name (Order::rows);
+        # those they include: the defines alone (a name like `rows` is any function's parameter there)
+        asked = names if header in headers else set(changed)
         source = read_kernel(study.folder, header) or ""
-        blocks = excerpt(source, names)
+        blocks = excerpt(source, asked) if asked else []
         if blocks:
             lines += [f"Where [`{header}`](../kernels/{header}) switches on "
-                      + ", ".join(f"`{n}`" for n in sorted(names)) + ":", ""] + _fenced(blocks)
+                      + ", ".join(f"`{n}`" for n in sorted(asked)) + ":", ""] + _fenced(blocks)
     for header in new:   # a header it brings in: what the step's code now calls
         source = read_kernel(study.folder, header) or ""
         lines += [f"<details><summary>{header} ({len(source.splitlines())} lines), which it now includes"
