@@ -34,7 +34,7 @@ import pandas as pd
 
 from .. import precisions
 from ..study.counters import COUNTERS
-from ..study.snapshot import includes, read_kernel
+from ..study.snapshot import includes, read_kernel, with_includes
 from . import explain
 from .committed import Study
 
@@ -123,13 +123,7 @@ def _included_all(study: Study, path: str) -> list[str]:
     """The files a kernel file includes, and those they include in turn, each once, nearest first: a define of
     the registry is often read two headers down (step 44's DRAW_LATE in tiles.cuh, which persistent_bf16.cuh
     includes)."""
-    found, queue = [], _included(study, path)
-    while queue:
-        header = queue.pop(0)
-        if header not in found:
-            found.append(header)
-            queue += _included(study, header)
-    return found
+    return [h for h in with_includes([path], lambda p: read_kernel(study.folder, p)) if h != path]
 
 
 def _file(study: Study, variant) -> str | None:

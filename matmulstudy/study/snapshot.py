@@ -36,15 +36,21 @@ _INCLUDE = re.compile(r'^\s*#include\s+"([^"]+)"', re.M)
 def kernel_sources(registry: Registry, read) -> dict[str, str]:
     """{path under kernels/: text} of every built variant's file and, recursively, the files it includes by
     a quoted #include; `read(path)` gives a file's text (today's, or a commit's: tools/snapshot.py)."""
-    todo = [registry.raw_entry(v.id)["file"] for v in registry.values() if v.is_built]
-    sources = {}
+    return dict(sorted(with_includes([registry.raw_entry(v.id)["file"] for v in registry.values() if v.is_built],
+                                     read).items()))
+
+
+def with_includes(paths: list[str], read) -> dict[str, str]:
+    """{path: text} of these files and, recursively, the files they include by a quoted #include, each once,
+    nearest first (the files themselves, then what they include, and so on); `read(path)` gives a file's text,
+    or None where there is none (its includes are then none)."""
+    sources, todo = {}, list(paths)
     while todo:
-        path = todo.pop()
-        if path in sources:
-            continue
-        sources[path] = read(path)
-        todo += includes(path, sources[path])
-    return dict(sorted(sources.items()))
+        path = todo.pop(0)
+        if path not in sources:
+            sources[path] = read(path)
+            todo += includes(path, sources[path] or "")
+    return sources
 
 
 def includes(path: str, text: str) -> list[str]:
