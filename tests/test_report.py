@@ -332,6 +332,32 @@ def test_a_points_label_keeps_clear_of_every_marker_where_there_is_room():
     plt.close(fig)
 
 
+def test_two_points_labels_never_run_together():
+    """The H200 power figure of f4dcfec wrote '3643' over steps 36, 43 and 44, 10 points apart on one row: a
+    label's width was reckoned at 0.6 of the font size a character, narrower than its digits, so boxes that only
+    met held words that touched. Each label's words now keep LABEL_GAP from every other label's."""
+    import matplotlib.pyplot as plt
+    from matplotlib.text import Text
+    from matmulstudy.report.plots.style import LABEL_GAP, place_labels
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.set_xlim(0, 4)
+    ax.set_ylim(0, 2)
+    fig.canvas.draw()
+    to_pt = 72 / fig.dpi
+    step = ax.transData.inverted().transform((10 / to_pt, 0))[0] - ax.transData.inverted().transform((0, 0))[0]
+    points = [(1.0 + i * step, 1.0 + 0.002 * i, text) for i, text in enumerate(("38", "36", "43", "44", "cuBLAS"))]
+    ax.scatter(*zip(*[(x, y) for x, y, _ in points]), s=60, marker="D")
+    place_labels(ax, points)
+    fig.canvas.draw()
+    boxes = {t.get_text(): [v * to_pt for v in Text.get_window_extent(t).extents] for t in ax.texts}
+    for a, (ax0, ay0, ax1, ay1) in boxes.items():
+        for b, (bx0, by0, bx1, by1) in boxes.items():
+            if a < b:
+                apart = max(bx0 - ax1, ax0 - bx1, by0 - ay1, ay0 - by1)   # > 0: a gap on some side
+                assert apart >= LABEL_GAP - 0.5, (a, b, apart)   # glyph boxes, not the reckoned ones: half a point
+    plt.close(fig)
+
+
 def test_a_study_with_energy_only_at_other_sizes_gets_a_power_figure_saying_so(tmp_path):
     """Energy is measured at the progression's size and 8192 (the config's energy sizes may differ): with none
     there, the figure says so instead of drawing no panel."""

@@ -80,10 +80,11 @@ def roofline(study: Study, stem: Path) -> list[Path]:
               and (points := _roofline_points(study, p.id))
               and (p.is_base or study.steps_only(study.summary, p.id).size)]
     fig, axes = plt.subplots(len(panels), 1, figsize=(13, 7.5 * len(panels)), squeeze=False)
-    for ax, (precision, points) in zip(axes[:, 0], panels):
-        _roofline_panel(ax, study, precision, points)
+    labels = [_roofline_panel(ax, study, precision, points) for ax, (precision, points) in zip(axes[:, 0], panels)]
     fig.suptitle(f"Roofline at {size}×{size}×{size}, float32 inputs, on {gpu['gpu_name']}", fontsize=12)
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.4 / fig.get_figheight()))   # the title above the first panel's
+    for ax, (points, hollow) in zip(axes[:, 0], labels):   # where the points lie is known once laid out
+        place_labels(ax, points, others=hollow)
     return save(fig, stem)
 
 
@@ -105,8 +106,9 @@ def _roofline_points(study: Study, precision: str) -> list:
     return points
 
 
-def _roofline_panel(ax, study: Study, precision: str, points: list) -> None:
-    """One precision's roof (its peak, the measured copy bandwidth) and its variants' points."""
+def _roofline_panel(ax, study: Study, precision: str, points: list) -> tuple[list, list]:
+    """One precision's roof (its peak, the measured copy bandwidth) and its variants' points; returns the labels
+    to place once the figure is laid out (x, y, text), and the hollow points they keep clear of (x, y)."""
     gpu, pal = study.gpu, palette(study.registry)
     p = precisions.get(precision)
     name = p.roof
@@ -125,6 +127,7 @@ def _roofline_panel(ax, study: Study, precision: str, points: list) -> None:
                     textcoords="offset points", fontsize=8, color="dimgrey")
     above = []   # steps whose hollow point is over the roof
     labels = []  # each step's number beside its filled point (its hollow one without): the colours repeat
+    hollow = []
     for v, y, model, measured in points:
         labels.append((measured or model, y, point_label(v.title, v.is_step)))
         colour = pal[v.title]
@@ -132,6 +135,7 @@ def _roofline_panel(ax, study: Study, precision: str, points: list) -> None:
             ax.plot([model, measured], [y, y], color=colour, linewidth=1, alpha=0.6)
         if model:
             ax.scatter([model], [y], s=70, facecolor="none", edgecolor=colour, linewidth=2, zorder=5)
+            hollow.append((model, y))
             if ridge and y > bw * model:   # faster than its model allows: said on the figure, below
                 above.append(v.title)
         if measured:
@@ -146,7 +150,6 @@ def _roofline_panel(ax, study: Study, precision: str, points: list) -> None:
     ax.set_ylim(min(ys) / 3, (peak or max(ys)) * 2)
     plain_log_ticks(ax.xaxis)
     plain_log_ticks(ax.yaxis)
-    place_labels(ax, labels)
     ax.set_xlabel("arithmetic intensity, flop per byte (log scale)")
     ax.set_ylabel("GFLOP/s (median), log scale")
     ax.set_title(p.arithmetic, fontsize=11)
@@ -156,3 +159,4 @@ def _roofline_panel(ax, study: Study, precision: str, points: list) -> None:
                     + "\nThe model counts every load as DRAM\ntraffic; the caches serve most of them\n"
                     "(filled: the DRAM bytes ncu measured).", (1.02, 0.0), xycoords="axes fraction",
                     ha="left", va="bottom", fontsize=9, color="dimgrey")
+    return labels, hollow

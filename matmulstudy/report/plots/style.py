@@ -14,6 +14,7 @@ matplotlib.use("Agg")
 matplotlib.rcParams["svg.hashsalt"] = "matmulstudy"   # the same ids in every SVG: re-rendering changes no byte
 import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker  # noqa: E402
+from matplotlib.font_manager import FontProperties  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
@@ -136,39 +137,48 @@ def point_label(title: str, is_step: bool) -> str:
 
 
 LABEL_OFFSETS = [(5, 3), (5, -11), (-5, 3), (-5, -11), (5, 12), (-5, 12), (5, -20), (-5, -20), (12, -4), (-12, -4),
-                 (5, 21), (-5, 21), (5, -29), (-5, -29), (22, 3), (-22, 3), (22, -11), (-22, -11)]   # then further out
+                 (5, 21), (-5, 21), (5, -29), (-5, -29), (22, 3), (-22, 3), (22, -11), (-22, -11)] + [
+    offset for out in (32, 44, 56) for offset in ((out, 3), (-out, 3), (out, -11), (-out, -11), (5, out - 3),
+                                                  (-5, out - 3), (5, -out - 8), (-5, -out - 8))]   # then further out
 
 
 # Points from a point's centre that no other point's label may come closer than (a marker of area 60, the
 # figures' s=60, reaches 4 to 5.5 points out, a diamond's tips the farthest), and that its own label keeps (the
 # first LABEL_OFFSETS are 5 points out, beside its marker).
 MARKER_CLEARANCE, OWN_CLEARANCE = 6, 4
+# Points between the words of two labels: boxes that only met let two steps' numbers run together ('3643' on
+# the H200's power figure of f4dcfec, when a label's width was reckoned at 0.6 of the font size a character).
+LABEL_GAP = 2
 
 
-def place_labels(ax, points: list, fontsize: float = 8, avoid: tuple = ()) -> None:
-    """Label each point (x, y, text) beside it, at the first of LABEL_OFFSETS (points) where its text overlaps no
-    label already placed, no other point's marker (MARKER_CLEARANCE) and none of the texts in `avoid` (the axes'
-    own guides): a cluster of steps (near the power limit, under a roof) stays readable. A label that is not at
-    a corner of its own marker gets a thin line to it."""
+def place_labels(ax, points: list, fontsize: float = 8, avoid: tuple = (), others: list = ()) -> None:
+    """Label each point (x, y, text) beside it, at the first of LABEL_OFFSETS (points) where its text comes near no
+    label already placed (LABEL_GAP), no other point's marker (MARKER_CLEARANCE) and none of the texts in `avoid`
+    (the axes' own guides) or of `others` (points with no label, (x, y)), inside the axes: a cluster of steps (near the power limit, under a roof) stays
+    readable. Where no place is clear, the one that comes near the fewest. A label that is not at a corner of its
+    own marker gets a thin line to it. Each label's width is its text's, as the renderer sets it."""
     to_pt = 72 / ax.figure.dpi
     where = [tuple(xy * to_pt) for xy in ax.transData.transform([(x, y) for x, y, _ in points])]
-    width, height = 0.6 * fontsize, fontsize   # a character's box, in points
-    renderer = ax.figure.canvas.get_renderer()
+    markers = where + [tuple(xy * to_pt) for xy in ax.transData.transform(list(others))] if others else where
+    renderer, font = ax.figure.canvas.get_renderer(), FontProperties(size=fontsize)
+    height = fontsize   # a line's box, in points
     placed = [tuple(v * to_pt for v in text.get_window_extent(renderer).extents) for text in avoid]
+    frame = [v * to_pt for v in ax.get_window_extent(renderer).extents]
 
-    def clashes(box, own):
+    def clashes(box, own):   # how many labels and markers the box comes too close to, and whether it leaves the axes
         x0, y0, x1, y1 = box
-        return any(x0 < b[2] and b[0] < x1 and y0 < b[3] and b[1] < y1 for b in placed) or \
-            any(x0 - m < px < x1 + m and y0 - m < py < y1 + m
-                for (px, py), m in ((p, OWN_CLEARANCE if p is own else MARKER_CLEARANCE) for p in where))
+        g = LABEL_GAP
+        return (x0 < frame[0] or y0 < frame[1] or x1 > frame[2] or y1 > frame[3]) + sum(x0 - g < b[2] and b[0] < x1 + g and y0 - g < b[3] and b[1] < y1 + g for b in placed) + \
+            sum(x0 - m < px < x1 + m and y0 - m < py < y1 + m
+                for (px, py), m in ((p, OWN_CLEARANCE if p is own else MARKER_CLEARANCE) for p in markers))
 
     for (x, y, text), own in sorted(zip(points, where), key=lambda item: -item[1][1]):
-        w, (px, py) = width * len(text), own
+        w, (px, py) = renderer.get_text_width_height_descent(text, font, ismath=False)[0] * to_pt, own
 
         def box(dx, dy):
             left = px + dx if dx >= 0 else px + dx - w
             return (left, py + dy, left + w, py + dy + height)
-        dx, dy = next((o for o in LABEL_OFFSETS if not clashes(box(*o), own)), LABEL_OFFSETS[0])
+        dx, dy = min(LABEL_OFFSETS, key=lambda o: clashes(box(*o), own))   # the first clear, else the least crowded
         placed.append(box(dx, dy))
         far = (dx, dy) not in LABEL_OFFSETS[:4]   # not at a corner of its own marker: a thin line leads to it
         ax.annotate(text, (x, y), xytext=(dx, dy), textcoords="offset points", fontsize=fontsize,
