@@ -33,10 +33,12 @@
 // tile as before; the tiles, and so the result, are the same as step 43's.
 //
 // Counter that shows it: Nsight Compute's tensor-pipe idle cycles per tile
-// (hardware.csv; one launch at 4096, the H100 study of commit 4f994d6,
-// GPU-23df0f31): 7,201 against step 43's 7,379, the tensor pipe 90.10%
-// busy against 89.88% (cuBLAS BF16 90.42%), the SM balance 0.959 against
-// 0.958. In alternating rounds against step 43 and cuBLAS BF16 (devbench,
+// (hardware.csv; one launch at 4096): 7,201 against step 43's 7,379 in the
+// H100 study of commit 4f994d6 (GPU-23df0f31), the tensor pipe 90.10% busy
+// against 89.88% (cuBLAS BF16 90.42%); 6,593 against 6,856 in the H200
+// study of f4dcfec, 90.86% against 90.53% (cuBLAS BF16 91.32%). Not the SM
+// balance: 0.959 against 0.958 on the H100, 0.955 against 0.959 on the
+// H200. In alternating rounds against step 43 and cuBLAS BF16 (devbench,
 // four placements, every result verified; nvidia-h100-x1, four rounds
 // each, notes/late_draw/runs/), % of cuBLAS BF16 at 4096: 99.7-100.4,
 // 99.3-100.1 and 99.6-99.9 on three H100s, against step 43's 98.8-99.2,

@@ -18,9 +18,12 @@
 // 2. The kernel is step 40's, instruction for instruction.
 //
 // Counter that shows it: DRAM bytes read (ncu at 4096), lower: 297.8 ->
-// 268.5 MB on GPU-3735863d (cuBLAS TF32: 293.7); the tensor pipe's busy
-// share 92.2 -> 92.6%, and the main loop's time at M = N = 4096, fitted over
-// K (devbench --fit-k), 82.44 -> 81.78 us a launch per 1024 k. Measured with
+// 268.5 MB on GPU-3735863d (cuBLAS TF32: 293.7); the main loop's time at
+// M = N = 4096, fitted over K (devbench --fit-k), 82.44 -> 81.78 us a launch
+// per 1024 k. The tensor pipe's busy share rose there (92.2 -> 92.6%), in
+// the H100 study of 4f994d6 (92.57 -> 92.72%) and the H200 study of dd4ca57
+// (92.63 -> 93.17%), but fell in the H200 study of f4dcfec (93.06 ->
+// 92.96%): not a counter that shows it on every GPU. Measured with
 // devbench against cuBLAS TF32 (nvidia-h100-x1, alternating rounds,
 // notes/whole_waves/): on GPU-24c8e734 (three rounds, as a candidate of step
 // 27 with B in one copy) 99.6-99.7% at 4096 against 98.9-99.0%, 98.5-98.8%
