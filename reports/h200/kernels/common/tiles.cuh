@@ -51,6 +51,13 @@ struct StridedTiles : TileGrid {
 // launch. A launch that does not finish leaves the context unusable (a fault or a trap is sticky in CUDA),
 // and a new context loads the module with the counter at 0; two launches of one module at once on two
 // streams would share it (the study launches one at a time).
+//
+// Step 44 (DRAW_LATE = 1): the drawer draws each ticket when it is about to publish it, as the producer is done
+// producing the tile before, instead of as that tile starts. A block then asks for work when it needs it, as a
+// persistent worker takes the next item from a global pool when it runs out (Aila and Laine's persistent
+// threads), so the order of the tickets is the order in which the blocks got through their tiles. Drawn a tile
+// ahead, it was the order in which they started them, and ptxas's warp-aggregated atomicAdd made thread 0,
+// which makes every copy, wait for the atomic's trip to L2 before its first copy of each tile (notes/bf16.md).
 __device__ unsigned tile_ticket;   // the next ticket; 0 between launches
 __shared__ int tile_slot[2];
 __shared__ uint64_t slot_full[2], slot_empty[2];
@@ -61,6 +68,12 @@ __shared__ uint64_t slot_full[2], slot_empty[2];
 #define PRODUCER_WARPS 4
 #endif
 static_assert(PRODUCER_WARPS == 1 || PRODUCER_WARPS == 4, "PRODUCER_WARPS: 4, or 1 (step 42)");
+
+// When the drawer draws a ticket: as a tile starts, for the next one (0: steps 27, 37 to 43), or as it
+// publishes it (1: step 44).
+#ifndef DRAW_LATE
+#define DRAW_LATE 0
+#endif
 
 struct QueuedTiles : TileGrid {
     int taken;          // slots read so far
@@ -103,8 +116,10 @@ struct QueuedTiles : TileGrid {
     }
 
     // Called by every thread of both blocks, the same number of times: the next tile, or -1 when none is left.
-    // The first is each thread's own to work out; the drawer publishes each later one (from the ticket it
-    // drew a tile before) into slot (j - 1) % 2, and draws the next ticket once it has published.
+    // The first is each thread's own to work out; the drawer publishes each later one into slot (j - 1) % 2,
+    // from the ticket it drew a tile before, and draws the next ticket once it has published (DRAW_LATE 0);
+    // or from a ticket it draws there and then (DRAW_LATE 1). Either way one ticket is drawn for each tile a
+    // cluster gets.
     __device__ int next()
     {
         const int j = taken++;
@@ -112,14 +127,14 @@ struct QueuedTiles : TileGrid {
         if (j > 0) {
             const int s = (j - 1) % 2, use = (j - 1) / 2;   // the slot, and how many times it was used before
             if (drawer)
-                publish(s, use, tile_of(ticket));
+                publish(s, use, tile_of(DRAW_LATE ? atomicAdd(&tile_ticket, 1u) : ticket));
             mbarrier_wait_acquire_cluster(&slot_full[s], use % 2);
             tile = tile_slot[s];
             __syncwarp();
             if (threadIdx.x % 32 == 0)
                 mbarrier_arrive_cluster(&slot_empty[s], 0);
         }
-        if (drawer && tile >= 0)
+        if (!DRAW_LATE && drawer && tile >= 0)
             ticket = atomicAdd(&tile_ticket, 1u);
         return tile;
     }
