@@ -152,11 +152,12 @@ LABEL_GAP = 2
 
 
 def place_labels(ax, points: list, fontsize: float = 8, avoid: tuple = (), others: list = ()) -> None:
-    """Label each point (x, y, text) beside it, at the first of LABEL_OFFSETS (points) where its text comes near no
-    label already placed (LABEL_GAP), no other point's marker (MARKER_CLEARANCE) and none of the texts in `avoid`
-    (the axes' own guides) or of `others` (points with no label, (x, y)), inside the axes: a cluster of steps (near the power limit, under a roof) stays
-    readable. Where no place is clear, the one that comes near the fewest. A label that is not at a corner of its
-    own marker gets a thin line to it. Each label's width is its text's, as the renderer sets it."""
+    """Label each point (x, y, text) beside it, at the first of LABEL_OFFSETS (points) where its text, inside the
+    axes, comes near no label already placed (LABEL_GAP), no other point's marker and none of `others` (points
+    with no label, (x, y); MARKER_CLEARANCE), and none of the texts in `avoid` (the axes' own guides): a cluster of
+    steps (near the power limit, under a roof) stays readable. Where no place is clear, the one that comes near
+    the fewest. A label that is not at a corner of its own marker gets a thin line to it. Each label's width is
+    its text's, as the renderer sets it."""
     to_pt = 72 / ax.figure.dpi
     where = [tuple(xy * to_pt) for xy in ax.transData.transform([(x, y) for x, y, _ in points])]
     markers = where + [tuple(xy * to_pt) for xy in ax.transData.transform(list(others))] if others else where
@@ -165,10 +166,11 @@ def place_labels(ax, points: list, fontsize: float = 8, avoid: tuple = (), other
     placed = [tuple(v * to_pt for v in text.get_window_extent(renderer).extents) for text in avoid]
     frame = [v * to_pt for v in ax.get_window_extent(renderer).extents]
 
-    def clashes(box, own):   # how many labels and markers the box comes too close to, and whether it leaves the axes
+    def clashes(box, own):   # the labels and markers the box comes too close to, and 1 if it leaves the axes
         x0, y0, x1, y1 = box
         g = LABEL_GAP
-        return (x0 < frame[0] or y0 < frame[1] or x1 > frame[2] or y1 > frame[3]) + sum(x0 - g < b[2] and b[0] < x1 + g and y0 - g < b[3] and b[1] < y1 + g for b in placed) + \
+        outside = x0 < frame[0] or y0 < frame[1] or x1 > frame[2] or y1 > frame[3]
+        return outside + sum(x0 - g < b[2] and b[0] < x1 + g and y0 - g < b[3] and b[1] < y1 + g for b in placed) + \
             sum(x0 - m < px < x1 + m and y0 - m < py < y1 + m
                 for (px, py), m in ((p, OWN_CLEARANCE if p is own else MARKER_CLEARANCE) for p in markers))
 
