@@ -103,9 +103,12 @@ def page_section(headline: pd.DataFrame | None, registry, config: dict, label_of
              f"again). Sustained: each back to back, after 0.5 s idle, from one tick of NVML's energy counter to "
              f"another at least {window} s later: the clock the 700 W cap leaves; "
              f"{rate_timing(headline, 'timed_launches')}. Every result checked again; the "
-             "ratio is the median of the rounds' ratios, with their range.", "",
+             "ratio is the median of the rounds' ratios, with their range. The clocks are what NVML read while "
+             "the batches or the run went on; inside a launch the multiprocessors can run slower than NVML "
+             "says (the README's \"The GPU under its power cap\").", "",
              "| precision | shape | regime | step | step GFLOP/s | reference GFLOP/s | ratio | rounds' range "
-             "| SM clock, step / reference (MHz) |" + (" second study | difference |" if both is not None else ""),
+             "| SM clock NVML read, step / reference (MHz) |"
+             + (" second study | difference |" if both is not None else ""),
              "| --- | --- | --- | --- | ---: | ---: | ---: | --- | --- |" + (" ---: | ---: |" if both is not None
                                                                             else "")]
     for r in summ.itertuples():
