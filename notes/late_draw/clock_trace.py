@@ -7,7 +7,7 @@ GPU machine, from the project's root, with the tree at the patch's commit (cefcb
 are the same:
 
     git apply notes/late_draw/step44_candidates.patch
-    python notes/late_draw/clock_trace.py 4096x4096x4096 gpu_wgmma_bf16_drawn_late
+    PYTHONPATH=. python notes/late_draw/clock_trace.py 4096x4096x4096 gpu_wgmma_bf16_drawn_late
     git apply -R notes/late_draw/step44_candidates.patch
 
 The runs' outputs are in runs/clock_trace_*.txt (the first version, without the batches, printed
