@@ -148,3 +148,27 @@ def test_the_chosen_candidate_is_the_fastest_verified_one(registry):
     assert tune.chosen_defines(table, v) == {**v.defines, **second}
     with pytest.raises(StudyError, match="no candidate verified"):
         tune.chosen_defines(table.assign(chosen=False), v)
+
+
+@needs_nvcc
+@pytest.mark.slow
+@pytest.mark.parametrize("arch", ["sm_80", "sm_86"])
+def test_every_kernel_an_ampere_gpu_runs_builds_for_it(registry, tmp_path, arch):
+    """Most students run the study on an A100 (sm_80) or an RTX 30 card (sm_86): every step such a GPU runs (all
+    but the registry's sm_90a ones) builds for it, in each of its dtypes. (Spills are allowed here: ptxas of CUDA
+    13 spills a few bytes in steps 13 and 15 for sm_80, where their launch bounds cap the registers.)"""
+    import io
+    from concurrent.futures import ThreadPoolExecutor
+    jobs = [(v, dtype) for v in registry.values() if v.backend == "cuda" and not v.unsupported(arch)
+            for dtype in v.dtypes]
+    assert {v.id for v, _ in jobs} >= {"gpu_naive", "gpu_async_epilogue", "gpu_mma_tf32", "gpu_mma_bf16"}
+
+    def one(job):
+        v, dtype = job
+        return build.build(v, tmp_path / f"{v.id}.{dtype}.cubin", tmp_path / f"{v.id}.{dtype}.json", v.target(arch),
+                           io.StringIO(), dtype=dtype)
+    with ThreadPoolExecutor(2) as pool:   # nvcc is one process a build: two at a time on a two-core machine
+        reports = list(pool.map(one, jobs))
+    for (v, dtype), report in zip(jobs, reports):
+        assert (tmp_path / f"{v.id}.{dtype}.cubin").stat().st_size > 0 and report["registers"] > 0, (v.id, dtype)
+        assert report["arch"] == arch and f"-arch={arch}" in report["flags"], (v.id, dtype)

@@ -12,13 +12,14 @@ import pytest
 import yaml
 
 from conftest import ROOT, fresh_copy, snakemake
+from matmulstudy.report.results import read_results, write_results
 from matmulstudy import precisions
 from matmulstudy.report import render
 from matmulstudy.study import snapshot
 from matmulstudy.report.figures import FIGURES
 from matmulstudy.study.registry import load_registry
 
-TABLES = ["results.csv", "summary.csv", "hardware.csv", "gpu.json", "failures.txt", "config.yaml",
+TABLES = ["samples.csv.gz", "measured_with.csv", "summary.csv", "hardware.csv", "gpu.json", "failures.txt", "config.yaml",
           "registry.yaml", "crosscheck.csv", "repeat.csv", "sanitizer.csv", "faults.csv"]
 COMMITTED = render.studies_in(ROOT / "reports")
 RENDER = "snakemake -s workflow/render.smk --cores 1 --forceall --report reports/report.html --report-after-run"
@@ -49,11 +50,12 @@ def test_readme_documents_the_render_command_and_shows_the_figure():
 
 
 def test_the_readmes_numbers_are_those_of_the_committed_studies():
-    """Every figure the README quotes from a study is written from reports/ (report/readme.py): after a new
-    study, `python -m matmulstudy.tools.readme` writes them again, and until then this fails."""
+    """Every figure the README quotes from a study is written from reports/ (report/readme.py), and which steps
+    each GPU runs from the registry: after a new study, `python -m matmulstudy.tools.readme` writes them again,
+    and until then this fails."""
     from matmulstudy.report import readme
     text = (ROOT / "README.md").read_text()
-    assert readme.replaced(text, readme.block(readme.committed_studies(ROOT / "reports"))) == text, \
+    assert readme.replaced(text, readme.block(readme.committed_studies(ROOT / "reports"), load_registry())) == text, \
         "README.md's numbers differ from reports/: run python -m matmulstudy.tools.readme"
 
 
@@ -65,26 +67,32 @@ def test_the_readme_block_is_replaced_between_its_markers_and_only_there():
         readme.replaced("no markers", "x")
 
 
-def test_a_step_that_a_gpus_study_did_not_have_is_marked_in_the_readme_not_left_blank():
-    """Each precision's table of the README has a column per GPU: a step (or reference) that a GPU's committed
-    study did not have, its commit coming before it, is marked, and a line under the table says which study."""
+def test_the_readmes_chapter_table_has_a_cell_for_every_gpu_and_size_and_the_best_step_in_it():
+    """Each chapter's row has a cell per GPU and size: the best verified step's share of cuBLAS in its precision
+    and its number, the one the study's summary gives."""
     from matmulstudy.report import readme
     studies = readme.committed_studies(ROOT / "reports")
-    for p in precisions.others():
-        steps = list(studies[0].registry.steps(precision=p.id))
-        if not steps:
-            continue
-        lines = readme.precision_table(studies, p.id, (4096,))
-        rows = {cells[0]: cells[1:] for cells in ([c.strip() for c in line.split("|")[1:-1]]
-                                                  for line in lines if line.startswith("| "))}
-        shown = steps + [studies[0].registry.reference(p.id)]
-        for v in shown:
-            title = v.title if v.role != "reference" else f"cuBLAS {p.label}, TFLOP/s"
-            assert len(rows[title]) == len(studies)
-            for st, cell in zip(studies, rows[title]):
-                assert (cell == readme.ABSENT) == (v.id not in st.registry), (p.id, v.id, st.label, cell)
-        missing = [st for st in studies if any(v.id not in st.registry for v in shown)]
-        assert any(line.startswith(f"{readme.ABSENT}: not in the study of") for line in lines) == bool(missing)
+    lines = readme.chapter_table(studies, (4096,))
+    rows = {cells[0]: cells[2:] for cells in ([c.strip() for c in line.split("|")[1:-1]]
+                                              for line in lines[2:])}
+    registry = studies[0].registry
+    for chapter in registry.chapters.values():
+        name = next(k for k in rows if k.startswith(f"[{chapter.title}]"))
+        for st, cell in zip(studies, rows[name]):
+            s = st.summary
+            mine = s[(s.M == 4096) & (s.N == 4096) & (s.K == 4096) & s.verified
+                     & s.variant.isin([v.id for v in registry.steps(chapter.id)])]
+            best = mine.loc[mine["frac_of_cublas"].idxmax()]
+            assert cell == f"{best['frac_of_cublas']:.1%} ({st.registry[best['variant']].title.split()[0]})"
+    assert lines[-1].startswith("| cuBLAS FP32 / TF32 / BF16, TFLOP/s |")
+
+
+def test_the_readmes_gpu_table_follows_the_registrys_needs():
+    from matmulstudy.report import readme
+    lines = readme.gpu_table(load_registry())
+    turing, hopper = (next(line for line in lines if f"({arch})" in line) for arch in ("sm_75", "sm_90"))
+    assert "| 1-8 | 9-17 | none | none | FP32 |" in turing
+    assert "| 1-8 | 9-17, 28-31 | 18-27, 40-41 | 32-39, 42-44 | FP32, TF32, BF16 |" in hopper
 
 
 def test_an_svg_has_the_same_bytes_whatever_the_cpus_last_bit():
@@ -219,11 +227,11 @@ def test_a_failed_measurement_is_marked_and_counted(tmp_path):
     """One H100 measurement turned into a failure: the figures mark it, the page counts it."""
     copy_tables(tmp_path)
     folder = tmp_path / "reports" / "h100"
-    df = pd.read_csv(folder / "results.csv", low_memory=False)
+    df = read_results(folder / "samples.csv.gz")
     hit = (df.variant == "gpu_tiled") & (df.dtype == "float32") & (df.M == 4096) & (df.N == 4096) & (df.K == 4096)
     df = pd.concat([df[~hit], df[hit].head(1).assign(verified=False, time_ms=float("nan"),
                                                       gflops=float("nan"), bad_elements=7)])
-    df.to_csv(folder / "results.csv", index=False)
+    write_results(df, folder / "samples.csv.gz")
     s = pd.read_csv(folder / "summary.csv")
     s.loc[(s.variant == "gpu_tiled") & (s.dtype == "float32") & (s.M == 4096) & (s.N == 4096) & (s.K == 4096),
           ["verified", "samples", "median_gflops", "frac_of_cublas", "frac_of_fp32_peak"]] = [False, 0] + [None] * 3
@@ -494,11 +502,58 @@ def test_where_public_kernels_go_wrong_gets_a_section_of_its_own():
     assert "" in header and all(a or b for a, b in zip(header, header[1:]))   # no two blank lines in a row
 
 
-def test_every_link_of_the_readme_lands_on_a_file():
-    """The README links the kernels, the step pages of the H100 study, the notes and the reports: each relative
-    link names a file or folder of the repository (a step page renamed, or a study re-run without one, shows)."""
+def test_every_link_of_the_readme_and_the_docs_lands_on_a_file():
+    """The README and the course's pages (docs/) link the kernels, the step pages of the H100 study and the
+    reports: each relative link names a file or folder of the repository (a step page renamed, or a study re-run
+    without one, shows), and together they link every step's page."""
+    step_links, broken = [], []
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for link in re.findall(r"\]\(([^)\s]+)\)", page.read_text()):
+            if link.startswith(("http://", "https://", "#", "mailto:")):
+                continue
+            target = (page.parent / link.split("#")[0]).resolve()
+            (step_links if "/steps/" in link else []).append(target.name)
+            if not target.exists():
+                broken.append(f"{page.name}: {link}")
+    assert broken == []
+    pages = {p.name for p in (ROOT / "reports" / "h100" / "steps").glob("*.md")} - {"README.md"}
+    assert pages - set(step_links) == set()
+
+
+def readme_snakemake_lines() -> list[str]:
+    """Every `snakemake ...` line of the README's fenced blocks (after a `&&`, the snakemake part)."""
     text = (ROOT / "README.md").read_text()
-    links = [link.split("#")[0] for link in re.findall(r"\]\(([^)\s]+)\)", text)
-             if not link.startswith(("http://", "https://", "#", "mailto:"))]
-    assert len([link for link in links if "/steps/" in link]) >= 30
-    assert [link for link in links if not (ROOT / link).exists()] == []
+    blocks = re.findall(r"```sh\n(.*?)```", text, re.S)
+    lines = [line.split("#")[0].strip() for block in blocks for line in block.splitlines()]
+    return [line[line.index("snakemake "):] for line in lines if "snakemake " in line]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("line", readme_snakemake_lines())
+def test_every_snakemake_command_of_the_readme_plans_as_written(line):
+    """Each command the README shows, as a dry run with a fixed arch (no GPU here to ask), plans without an
+    error (issue 57: its first example stopped on reference_size)."""
+    import shlex
+    args = [a for a in shlex.split(line)[1:] if a not in ("--report-after-run",)]
+    if "--report" in args:   # the report is written after a run; its plan is the run's
+        i = args.index("--report")
+        del args[i:i + 2]
+    if "--profile" in args and "profiles/slurm" in args:
+        pytest.skip("tests/test_slurm.py runs the cluster's command on a Slurm of its own")
+    study = "-s" not in args and "--directory" not in args
+    if study:   # a study of this repository's config: the GPU's facts given, as on a login node
+        config = ["label=readme", "arch=sm_90"]
+        if "--config" in args:
+            i = args.index("--config") + 1
+            while i < len(args) and not args[i].startswith("-"):
+                i += 1
+            args[i:i] = [c for c in config if c.split("=")[0] + "=" not in " ".join(args)]
+        else:
+            args += ["--config", *config]
+    snakefile = ROOT / "Snakefile"
+    if "-s" in args:
+        i = args.index("-s")
+        snakefile = ROOT / args[i + 1]
+        del args[i:i + 2]
+    proc = snakemake("-n", *args, snakefile=snakefile)
+    assert proc.returncode == 0, (line, proc.stderr[-2000:])

@@ -83,17 +83,18 @@ def test_failures_are_listed(registry):
 
 
 def test_a_finished_study_ends_on_its_verdict_not_on_a_pandas_warning(tmp_path, monkeypatch):
-    """A study's last lines (report/ending.py) read its results.csv: read in chunks, the committed H100 table's
+    """A study's last lines (report/ending.py) read its samples: read in chunks, the committed H100 table's
     mixed columns gave pandas' DtypeWarning as the study's last words before its verdict."""
     import shutil
     import types
     import warnings
     from pathlib import Path
     from matmulstudy.report import ending
-    table = Path(__file__).resolve().parents[1] / "reports" / "h100" / "results.csv"
+    study = Path(__file__).resolve().parents[1] / "reports" / "h100"
     monkeypatch.chdir(tmp_path)
     (tmp_path / "reports" / "probe").mkdir(parents=True)
-    shutil.copy(table, tmp_path / "reports" / "probe" / "results.csv")
+    for name in ("samples.csv.gz", "measured_with.csv"):
+        shutil.copy(study / name, tmp_path / "reports" / "probe" / name)
     said = []
     monkeypatch.setattr("atexit.register", lambda *args, **kwargs: said.append(args))
     with warnings.catch_warnings():

@@ -40,6 +40,7 @@ import pytest
 import yaml
 
 from conftest import ROOT, snakemake_command
+from matmulstudy.report.results import read_results
 
 pytestmark = pytest.mark.slow
 
@@ -294,15 +295,15 @@ def test_cpu_study_through_slurm_equals_a_local_run(slurm, runs):
     assert "TresPerJob=gres:gpu" not in comments   # a study without GPU variants asks for none
 
     # the same results as a local run, but for the times themselves
-    report = f"reports/{LABEL}/results.csv"
-    a, b = (pd.read_csv(d / report) for d in (on_slurm, local))
+    report = f"reports/{LABEL}/samples.csv.gz"
+    a, b = (read_results(d / report) for d in (on_slurm, local))
     key = ["variant", "M", "N", "K"]
     a, b = (x.drop_duplicates(key)[DETERMINISTIC].sort_values(key).reset_index(drop=True) for x in (a, b))
     pd.testing.assert_frame_equal(a, b)
     for inputs in (on_slurm / "results" / "inputs").rglob("*.npy"):
         twin = local / inputs.relative_to(on_slurm)
         assert np.array_equal(np.load(inputs), np.load(twin)), inputs
-    rows = pd.read_csv(on_slurm / report)
+    rows = read_results(on_slurm / report)
     assert list(rows["host"].unique()) == [socket.gethostname()]   # the node is recorded
     assert rows["slurm_job_id"].notna().all() and pd.read_csv(local / report)["slurm_job_id"].isna().all()
 

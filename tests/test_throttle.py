@@ -1,7 +1,7 @@
 """Throttled batches taken again, and the energy of a sustained run, on NVML readings recorded on the H100.
 
 tests/data/nvml_trace_h100_*.csv: `python -m matmulstudy.tools.powertrace VARIANT --size N --seconds S` on
-nvidia-h100-x1 (NVIDIA H100 80GB HBM3, driver 580.159.04, 700 W), 2026-11-23: the variant launched back to
+an NVIDIA H100 80GB HBM3 (driver 580.159.04, 700 W), 2026-11-23: the variant launched back to
 back, NVML read every ~2 ms. cuBLAS SGEMM at 8192 holds 1950-1980 MHz; step 17 (FP32) at 8192 holds 1980 MHz
 for half a second and then meets the power cap; step 23 (TF32) meets it at once, at 4096 and at 8192. The
 energy counter moves every 100 ms.

@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from conftest import ROOT, fresh_copy, snakemake
+from matmulstudy.report.results import read_results
 from matmulstudy.errors import StudyError
 from matmulstudy.study import snapshot
 from matmulstudy.study.plan import bench_jobs, builds, reference_kind
@@ -149,7 +150,7 @@ def test_cpu_only_study_runs_end_to_end_and_renders(tmp_path, registry):
     proc = snakemake("--cores", "2", "--directory", str(tmp_path))
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = tmp_path / "reports" / cfg["label"]
-    df = pd.read_csv(report / "results.csv")
+    df = read_results(report / "samples.csv.gz")
     assert df["verified"].all()
     assert set(df["variant"]) == set(cfg["variants"])
     assert (df["time_ms"] > 0).all()
@@ -282,7 +283,7 @@ def test_a_variant_that_fails_costs_only_itself(tmp_path):
     assert last.startswith("error: 2 variant(s) failed: ") and "cpu_broken float32 (build failed; log: " in last
     assert "logs/compile_kernel/cpu-test/float32/cpu_broken.so.log" in last and "cpu_wrong float32 (verification" in last
     report = work / "reports" / cfg["label"]
-    df = pd.read_csv(report / "results.csv")
+    df = read_results(report / "samples.csv.gz")
     assert df.loc[df.variant.isin(["cpu_naive", "numpy"]), "verified"].all()   # the rest: measured, verified
     assert not df.loc[df.variant.isin(["cpu_broken", "cpu_wrong"]), "verified"].any()
     assert df.loc[df.variant == "cpu_broken", "time_ms"].isna().all()        # never timed, never plotted
@@ -316,10 +317,10 @@ def test_a_study_interrupted_by_ctrl_c_resumes_on_the_same_command(tmp_path):
     _, err = run.communicate(timeout=120)
     assert run.returncode != 0, "the study ended before the interrupt: nothing was tested"
     assert err.strip().splitlines()[-1].startswith("interrupted: the same command resumes the run")
-    assert not (tmp_path / "reports" / cfg["label"] / "results.csv").exists()
+    assert not (tmp_path / "reports" / cfg["label"] / "samples.csv.gz").exists()
     again = snakemake("--cores", "1", "--directory", str(tmp_path))
     assert again.returncode == 0, again.stderr[-3000:]
-    df = pd.read_csv(tmp_path / "reports" / cfg["label"] / "results.csv")
+    df = read_results(tmp_path / "reports" / cfg["label"] / "samples.csv.gz")
     grid = {(n, n, n) for n in cfg["sizes"]} | {tuple(s) for s in cfg["shapes"]}
     assert set(zip(df["variant"], df["M"], df["N"], df["K"])) == {(v, *s) for v in cfg["variants"] for s in grid}
     assert df["verified"].all()

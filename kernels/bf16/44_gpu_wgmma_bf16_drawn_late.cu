@@ -22,7 +22,7 @@
 //   it matters: at 4096 on one H100 the fixed share by block number took
 //   184.8 us, the queue 181.6, and shares by the multiprocessor's number
 //   (%smid) 191 to 207 (the same DRAM bytes in each, Nsight Compute;
-//   notes/late_draw/).
+//   lab-notebook:notes/late_draw/).
 //
 // What changes: DRAW_LATE = 1 (the registry's defines; the code is
 // tiles.cuh's QueuedTiles::next). The drawer draws a ticket where it
@@ -39,8 +39,8 @@
 // study of f4dcfec, 90.86% against 90.53% (cuBLAS BF16 91.32%). Not the SM
 // balance: 0.959 against 0.958 on the H100, 0.955 against 0.959 on the
 // H200. In alternating rounds against step 43 and cuBLAS BF16 (devbench,
-// four placements, every result verified; nvidia-h100-x1, four rounds
-// each, notes/late_draw/runs/), % of cuBLAS BF16 at 4096: 99.7-100.4,
+// four placements, every result verified; H100s, four rounds
+// each, lab-notebook:notes/late_draw/runs/), % of cuBLAS BF16 at 4096: 99.7-100.4,
 // 99.3-100.1 and 99.6-99.9 on three H100s, against step 43's 98.8-99.2,
 // 98.0-98.8 and 98.9-99.3; at 2048 96.0-98.2 against 93.7-96.0; at 8192
 // within 0.3 of step 43 (102.0-102.7). In that study: 98.8% at 4096

@@ -11,7 +11,7 @@
 //
 // The pieces, in the order a tile goes through them:
 // - a tensor map (CUtensorMap, 128 bytes, made on the host by the driver's
-//   cuTensorMapEncodeTiled: matmulstudy/tma.py) describes a row-major matrix
+//   cuTensorMapEncodeTiled: matmulstudy/gpu/tma.py) describes a row-major matrix
 //   in global memory and the box of it one copy moves;
 // - tma_load_2d() asks the copy engine for one box into shared memory; the
 //   engine writes it (zeros where the box leaves the matrix: ragged edges
@@ -32,7 +32,7 @@
 #include <cstdint>
 
 static_assert(sizeof(CUtensorMap) == 128 && alignof(CUtensorMap) == 128,
-              "matmulstudy/tma.py places each tensor map on a 128-byte boundary of the kernel's parameters");
+              "matmulstudy/gpu/tma.py places each tensor map on a 128-byte boundary of the kernel's parameters");
 
 __device__ __forceinline__ uint32_t smem_address(const void* p)
 {

@@ -64,7 +64,7 @@ __device__ __forceinline__ unsigned tf32_bits(float x)
     return r;
 }
 
-// The copy engine can read A and B where their rows start on 16 bytes (matmulstudy/tma.py passes tensor maps
+// The copy engine can read A and B where their rows start on 16 bytes (matmulstudy/gpu/tma.py passes tensor maps
 // on the same rule, and zeros elsewhere).
 __device__ __forceinline__ bool maps_usable(int N, int K, const float* A, const float* B)
 {

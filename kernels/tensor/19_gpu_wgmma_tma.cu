@@ -40,7 +40,7 @@
 //
 // Rounding: B's fragments are rounded to TF32 (cvt.rna) as they are read;
 // A goes to the tensor cores as it is in memory, and they read its top 19
-// bits (truncation), an error the TF32 bound allows (matmulstudy/verify.py).
+// bits (truncation), an error the TF32 bound allows (matmulstudy/measure/verify.py).
 //
 // Bank conflicts of the fragment reads: the copy engine's 128-byte swizzle
 // puts element (k, c) of a 32-column box of B at chunk (c / 4) XOR (k % 8) of

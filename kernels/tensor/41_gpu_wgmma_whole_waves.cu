@@ -24,8 +24,8 @@
 // the H100 study of 4f994d6 (92.57 -> 92.72%) and the H200 study of dd4ca57
 // (92.63 -> 93.17%), but fell in the H200 study of f4dcfec (93.06 ->
 // 92.96%): not a counter that shows it on every GPU. Measured with
-// devbench against cuBLAS TF32 (nvidia-h100-x1, alternating rounds,
-// notes/whole_waves/): on GPU-24c8e734 (three rounds, as a candidate of step
+// devbench against cuBLAS TF32 (on H100s, alternating rounds,
+// lab-notebook:notes/whole_waves/): on GPU-24c8e734 (three rounds, as a candidate of step
 // 27 with B in one copy) 99.6-99.7% at 4096 against 98.9-99.0%, 98.5-98.8%
 // at 8192 against 97.2-97.3%, 152-153% at 1537x3001x997 against 143-144%; on
 // GPU-3735863d (two rounds) 99.6% at 4096 against 98.7-98.9%, 98.6% at 8192

@@ -49,9 +49,9 @@ extern "C" __global__ void flush_l2(const int4* buffer, unsigned long long count
 
 // --- verification: the float64 reference and the element-wise check ------
 //
-// matmulstudy/devicecheck.py computes R = A @ B and r = sqrt((A∘A) @ (B∘B))
+// matmulstudy/measure/devicecheck.py computes R = A @ B and r = sqrt((A∘A) @ (B∘B))
 // with cuBLAS DGEMM on copies widened here, then check_result compares every
-// element of a result with bound (1) of matmulstudy/verify.py. Nothing of
+// element of a result with bound (1) of matmulstudy/measure/verify.py. Nothing of
 // the size of C comes back to the host: only four counters.
 
 // BF16 inputs (matmulstudy/precisions.py's bf16): each float32 of x rounded in

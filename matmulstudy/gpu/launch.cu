@@ -1,4 +1,4 @@
-// One launch of one kernel of a cubin, for compute-sanitizer (matmulstudy/sanitize.py).
+// One launch of one kernel of a cubin, for compute-sanitizer (matmulstudy/measure/sanitize.py).
 //
 //   launch CUBIN KERNEL M N K GRID_X GRID_Y BLOCK_X BLOCK_Y [SHARED [A_BOX B_BOX [C_BOX]]] [pad=COPY_KERNEL]
 //          [elem=BYTES]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -146,6 +147,18 @@ def record_failed_build(variant: Variant, dtype: str, binary: Path, resources: P
     with open(resources, "w") as fh:
         json.dump({"variant": variant.id, "dtype": dtype, "failed": f"build failed: {error}", "log": log_path},
                   fh, indent=2)
+
+
+def forget_failed(resource_reports: list) -> list[str]:
+    """Remove the resource report of every build recorded as failed, so that the run builds it again: a failed
+    build is never a finished output, and while its source stays broken every run fails on it and names it
+    (ending.py). Returns the reports it removed."""
+    forgotten = []
+    for report in resource_reports:
+        if os.path.exists(report) and failed_build(report):
+            os.remove(report)
+            forgotten.append(str(report))
+    return forgotten
 
 
 def failed_build(resources) -> dict | None:

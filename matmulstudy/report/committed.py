@@ -1,7 +1,7 @@
 """One committed study, reports/<label>/: its tables and what it was measured with.
 
 Everything that draws or checks a study reads it through Study.load: the
-tables (results.csv, summary.csv, hardware.csv, gpu.json) and its own
+tables (samples.csv.gz with measured_with.csv, summary.csv, hardware.csv, gpu.json) and its own
 snapshot (registry.yaml, config.yaml; study/snapshot.py), never the live
 registry or config.
 """
@@ -17,6 +17,8 @@ import pandas as pd
 from ..study import snapshot
 from ..study.paths import STUDY_FILES
 from ..study.registry import Registry
+from ..study.workflow import skipped_words
+from .results import read_results
 
 DEFAULT_SIZE = 4096
 
@@ -39,8 +41,9 @@ class Study:
             gpu = json.load(fh)
         gpu["gpu_name"] = gpu.get("gpu_name") or "no GPU (CPU variants only)"
         config = snapshot.read_config(folder)
-        tables = (pd.read_csv(folder / STUDY_FILES[name], low_memory=False)   # one dtype a column, whole
-                  for name in ("results", "summary", "hardware"))
+        tables = [read_results(folder / STUDY_FILES["results"])] + [
+            pd.read_csv(folder / STUDY_FILES[name], low_memory=False)   # one dtype a column, whole
+            for name in ("summary", "hardware")]
         return cls(folder, *tables, gpu, snapshot.read_registry(folder), config,
                    size or int(config.get("reference_size", DEFAULT_SIZE)))
 
@@ -63,6 +66,16 @@ class Study:
         measured before batches were taken again has none of those)."""
         retaken = self.results.get("retaken")
         return self.results if retaken is None else self.results[~retaken.fillna(False).astype(bool)]
+
+    @property
+    def skipped_note(self) -> str | None:
+        """What the study's GPU could not run (skipped.csv), in one line that every figure ends with, or None."""
+        skipped = self.optional("skipped.csv")
+        if skipped is None or skipped.empty:
+            return None
+        return "Not run on this GPU (the page's \"Skipped on this GPU\" says why): " + skipped_words(
+            (r.title, r.variant in self.registry and self.registry[r.variant].is_step, r.reason)
+            for r in skipped.itertuples())
 
     @property
     def cpu_only(self) -> bool:

@@ -63,7 +63,7 @@ def end_of_success(run) -> None:
 
     import pandas as pd
 
-    from .results import failed_runs, failed_summary, failures
+    from .results import failed_runs, failed_summary, failures, read_results
     table, report = paths.study_file("results", run.label), paths.REPORT.format(label=run.label)
     builds = failed_builds(run, os.path.getmtime(table) if os.path.exists(table) else 0.0)
     if builds:
@@ -71,7 +71,7 @@ def end_of_success(run) -> None:
         return
     if not os.path.exists(table):
         return
-    df = pd.read_csv(table, low_memory=False)   # whole columns typed at once: no DtypeWarning as the last words
+    df = read_results(table)   # whole columns typed at once: no DtypeWarning as the last words
     lines = failures(df)
     if lines:
         print(f"\nFAILED: {len(lines)} measurement(s), recorded and not plotted (see {report}/failures.txt):",

@@ -36,7 +36,9 @@ class Figure:
     def draw(self, study: "Study", stem: Path) -> list[Path]:
         """Draw it: figures/<name>.png and .svg from the study."""
         from . import plots
-        return getattr(plots, self.drawn_by)(study, stem, *self.args)
+        from .plots.style import footnote
+        with footnote(study.skipped_note):   # every figure names what the study's GPU could not run
+            return getattr(plots, self.drawn_by)(study, stem, *self.args)
 
 
 def _chapter_progression(p: precisions.Precision) -> Figure:

@@ -76,7 +76,12 @@ def rate_timing(table: pd.DataFrame, column: str) -> str:
         return "its rate timed by CUDA events over the whole chunks of launches inside"
     return ("its rate from the host's times of the chunks of launches seen finished, interpolated, as studies "
             "until commit 1624e2d timed it: the host sees a chunk finish only when it polls, and studies since time "
-            "it by CUDA events, which [notes/power_cap.md](../../notes/power_cap.md) shows to spread less")
+            "it by CUDA events, which [docs/method.md](../../docs/method.md#the-gpu-under-its-power-cap) shows to spread less")
+
+
+def cap(power_limit_w: float | None) -> str:
+    """The GPU's power cap in words: its own limit where NVML gave it (no GPU's limit is written in here)."""
+    return f"{power_limit_w:,.0f} W cap" if power_limit_w and power_limit_w == power_limit_w else "power cap"
 
 
 def _clocks(low: float, high: float) -> str:
@@ -84,10 +89,10 @@ def _clocks(low: float, high: float) -> str:
 
 
 def page_section(headline: pd.DataFrame | None, registry, config: dict, label_of,
-                 repeat: pd.DataFrame | None = None) -> list[str]:
+                 repeat: pd.DataFrame | None = None, power_limit_w: float | None = None) -> list[str]:
     """The page's section on the headline ratios: the method, one row per precision, shape, regime and step, and
     where the study holds a second one (repeat/headline.csv), its ratio and the difference. `label_of`: a
-    precision's id -> its label."""
+    precision's id -> its label; `power_limit_w`: the GPU's own limit (gpu.json), where NVML gave it."""
     if headline is None or headline.empty:
         return []
     summ = summary(headline)
@@ -101,7 +106,7 @@ def page_section(headline: pd.DataFrame | None, registry, config: dict, label_of
              f"even ones, so that all see the same power state ([headline.csv](headline.csv)). "
              f"Burst: timed as the study times (cold L2, batches behind the blocker, throttled batches taken "
              f"again). Sustained: each back to back, after 0.5 s idle, from one tick of NVML's energy counter to "
-             f"another at least {window} s later: the clock the 700 W cap leaves; "
+             f"another at least {window} s later: the clock the {cap(power_limit_w)} leaves; "
              f"{rate_timing(headline, 'timed_launches')}. Every result checked again; the "
              "ratio is the median of the rounds' ratios, with their range. The clocks are what NVML read while "
              "the batches or the run went on; inside a launch the multiprocessors can run slower than NVML "
@@ -137,7 +142,7 @@ def page_section(headline: pd.DataFrame | None, registry, config: dict, label_of
             lines += ["", f"A ratio that the second study did not reproduce within {REPRODUCED} points is marked. "
                       "Back to back at the power cap (sustained), a kernel's clock and rate depend on the GPU's "
                       "power state, which can differ between two studies minutes apart more than between the "
-                      "rounds of one ([notes/power_cap.md](../../notes/power_cap.md)): read it as that study's "
+                      "rounds of one ([docs/method.md](../../docs/method.md#the-gpu-under-its-power-cap)): read it as that study's "
                       "figure, not the GPU's."]
     bad = not_verified(headline)
     if len(bad):

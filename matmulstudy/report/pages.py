@@ -1,6 +1,6 @@
 """The pages a reviewer reads: one summary page per GPU, and the index across GPUs.
 
-Everything on them is read from a study's committed tables (results.csv,
+Everything on them is read from a study's committed tables (samples.csv.gz,
 summary.csv, hardware.csv, gpu.json, its own registry.yaml and config.yaml,
 and crosscheck.csv, repeat.csv, sanitizer.csv and faults.csv where present),
 so they re-render without a GPU; study_facts.py says what the facts are.
@@ -14,6 +14,9 @@ from .committed import Study
 from .figures import FIGURES
 from .results import NOT_IN_ENERGY_PHASE, at_size, failures
 from .study_facts import counts, facts, harness_checks, limits, repo_link, verification
+
+SAMPLES_LINK = ("Tables: [samples.csv.gz](samples.csv.gz) (every sample, gzip CSV; the provenance they share once, "
+                "in [measured_with.csv](measured_with.csv))")
 
 
 def _code_row(study: Study, f: dict) -> str:
@@ -116,7 +119,8 @@ def study_page(study: Study) -> str:
     if checks:
         lines += ["## The harness, checked", ""] + checks + [""]
     lines += headline.page_section(study.optional("headline.csv"), study.registry, study.config,
-                                   lambda p: precisions.get(p).label, study.optional("repeat/headline.csv"))
+                                   lambda p: precisions.get(p).label, study.optional("repeat/headline.csv"),
+                                   study.gpu.get("power_limit_w"))
     lines += verification(study)
     lines += [explain.markdown(table, f["gpu"], size, level=2)]
     for p in precisions.others():   # each other precision's chapters, after their figure
@@ -128,7 +132,7 @@ def study_page(study: Study) -> str:
     lines += ["## Figures", ""]
     lines += [f"- [{f.name}](figures/{f.name}.png) ([SVG](figures/{f.name}.svg)): {f.what}"
               for f in FIGURES if (study.folder / "figures" / f"{f.name}.png").exists()]
-    lines += ["", "Tables: [results.csv](results.csv) (every sample), [summary.csv](summary.csv) (medians, "
+    lines += ["", SAMPLES_LINK + ", [summary.csv](summary.csv) (medians, "
               "IQR, noise, fractions), [hardware.csv](hardware.csv) (resources, instruction mix, counters).", ""]
     return "\n".join(lines)
 
@@ -173,7 +177,7 @@ def _cpu_page(study: Study, f: dict) -> str:
               for fig in FIGURES if fig.name in CPU_FIGURES and (study.folder / "figures" / f"{fig.name}.png").exists()]
     others = [fig.name for fig in FIGURES if fig.name not in CPU_FIGURES]
     lines += [f"- {', '.join(others)}: empty in this study (they draw GPU steps, cuBLAS or the GPU's peak)",
-              "", "Tables: [results.csv](results.csv) (every sample), [summary.csv](summary.csv) (medians, "
+              "", SAMPLES_LINK + ", [summary.csv](summary.csv) (medians, "
               "IQR, noise).", ""]
     return "\n".join(lines)
 

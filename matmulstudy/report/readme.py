@@ -1,8 +1,8 @@
 """The README's numbers, from the committed studies.
 
-The README quotes the studies (the base precision's progression at the
-reference size, each other precision's steps on each GPU, the headline ratios,
-the harness's checks). Written by hand, those figures outlive the studies they
+The README quotes the studies (each chapter's best step against cuBLAS on
+each GPU, the headline ratios, the verification) and the registry (which
+steps each GPU runs). Written by hand, those figures outlive the studies they
 came from; here they are drawn from reports/<label>/ and written between two
 markers of README.md
 (`python -m matmulstudy.tools.readme`), and a test holds the README equal to
@@ -18,20 +18,10 @@ from .. import precisions
 from . import headline
 from .committed import Study
 from .results import at_size
-from .study_facts import facts, harness_checks
+from .study_facts import facts
 
 BEGIN = "<!-- numbers: written from reports/ by `python -m matmulstudy.tools.readme`; not by hand -->"
 END = "<!-- numbers: end -->"
-
-
-def _local_links(text: str, label: str) -> str:
-    """A page's links (relative to reports/<label>/) made relative to the repository's root."""
-    def fix(m):
-        target = m.group(1)
-        if target.startswith(("http", "#")):
-            return m.group(0)
-        return f"]({target[len('../../'):]})" if target.startswith("../../") else f"](reports/{label}/{target})"
-    return re.sub(r"\]\(([^)]+)\)", fix, text)
 
 
 def _gpu(st: Study) -> str:
@@ -40,81 +30,7 @@ def _gpu(st: Study) -> str:
            f"{str(f['first'])[:10]})"
 
 
-def base_table(st: Study) -> list[str]:
-    """The reference size's table of the base precision's chapters: every step, the CPU baseline, both cuBLAS."""
-    at = at_size(st.summary, st.size)
-    base = precisions.BASE
-    reference = at.loc[at["variant"] == st.registry.reference(base.id).id, "median_gflops"].iloc[0]
-    shown = [v for v in st.registry.values() if v.precision == base.id and not v.is_gpu] + \
-        list(st.registry.steps(precision=base.id)) + \
-        [r for r in (st.registry.reference(p.id) for p in precisions.TABLE) if r is not None]
-    lines = [f"At {st.size}×{st.size}×{st.size} on the {_gpu(st)}: cold L2, timed until the interquartile range was "
-             f"within {st.config.get('max_noise', 0):.1%} of the median or the time budget ran out, every result "
-             "verified:", "",
-             f"| variant | median time (ms) | GFLOP/s (median) | IQR | samples | noise (IQR/median) "
-             f"| of cuBLAS {base.label} | of {base.label} peak |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    for v in shown:
-        row = at[at["variant"] == v.id]
-        if not len(row):
-            continue
-        r = row.iloc[0]
-        other = v.precision not in (None, base.id)
-        peak = "" if other else f"{r['median_gflops'] / st.gpu[base.peak_key]:.1%}"
-        lines.append(f"| {v.title}{'; another precision' if other else ''} | {r['median_ms']:.3f} | "
-                     f"{r['median_gflops']:,.0f} | {r['q1_gflops']:,.0f} to {r['q3_gflops']:,.0f} | {r['samples']} | "
-                     f"{r['noise']:.2%} | {r['median_gflops'] / reference:.1%} | {peak} |")
-    return lines
-
-
 ABSENT = "–"   # a step that a GPU's study did not have: its commit came before the step
-
-
-def _no_result(st: Study, vid: str) -> str:
-    """The cell of a variant with no row at this size: blank if the study had it, else ABSENT."""
-    return "" if vid in st.registry else ABSENT
-
-
-def precision_table(studies: list[Study], precision: str, sizes: tuple) -> list[str]:
-    """A precision's steps as fractions of its reference, per GPU and size; the best of each column in bold;
-    the samples re-taken (batches during which the GPU throttled) where there were any; ABSENT where a GPU's
-    study had no such step (or reference), with a line under the table that says so."""
-    p = precisions.get(precision)
-    cols = [(st, n) for st in studies for n in sizes]
-    head = " | ".join(f"{facts(st)['gpu'].split()[1]} {n}" for st, n in cols)
-    lines = [f"| step | {head} |", "| --- |" + " ---: |" * len(cols)]
-    tables = {(st.label, n): at_size(st.summary, n) for st, n in cols}
-    steps = list(studies[0].registry.steps(precision=precision))
-    best = {}
-    for (label, n), at in tables.items():
-        mine = at[at["variant"].isin([v.id for v in steps])]
-        best[label, n] = mine.loc[mine["frac_of_cublas"].idxmax(), "variant"] if len(mine) else None
-    for v in steps:
-        cells = []
-        for st, n in cols:
-            row = tables[st.label, n]
-            row = row[row["variant"] == v.id]
-            if not len(row):
-                cells.append(_no_result(st, v.id))
-                continue
-            r = row.iloc[0]
-            text = f"{r['frac_of_cublas']:.1%}"
-            text = f"**{text}**" if best[st.label, n] == v.id else text
-            retaken = int(r.get("retaken_samples", 0) or 0)
-            cells.append(text + (f" ({retaken} re-taken)" if retaken else ""))
-        lines.append(f"| {v.title} | " + " | ".join(cells) + " |")
-    reference = studies[0].registry.reference(precision)
-    cells = []
-    for st, n in cols:
-        row = tables[st.label, n]
-        row = row[row["variant"] == reference.id]
-        cells.append(f"{row.iloc[0]['median_gflops'] / 1e3:.1f}" if len(row) else _no_result(st, reference.id))
-    lines.append(f"| cuBLAS {p.label}, TFLOP/s | " + " | ".join(cells) + " |")
-    absent = [st for st in studies if any(v.id not in st.registry for v in steps + [reference])]
-    if absent:
-        lines += ["", f"{ABSENT}: not in the study of the " + " and the ".join(_gpu(st) for st in absent) +
-                  ", made before these steps."]
-    return lines
 
 
 def headline_sentence(st: Study) -> str:
@@ -150,29 +66,93 @@ def verification_sentence(st: Study) -> str:
     return f"- {facts(st)['gpu']}: " + text + "."
 
 
-def block(studies: list[Study]) -> str:
-    """The README's numbers: the first study's base-precision table, each other precision's steps on every GPU,
-    the headline ratios, the harness's checks and the verification, each study named with its commit."""
+CHAPTER_PAGES = {   # a chapter's page of the course, from the repository's root
+    "seeds": "docs/fp32.md#the-seeds-steps-1-to-8",
+    "beyond": "docs/fp32.md#beyond-the-seeds-steps-9-to-17-and-28-to-31",
+    "tensor": "docs/tf32.md",
+    "bf16": "docs/bf16.md",
+}
+ARCHS = {"sm_75": "Turing (RTX 20, T4)", "sm_80": "A100", "sm_86": "RTX 30, A10, A40", "sm_89": "RTX 40, L4, L40",
+         "sm_90": "H100, H200"}   # the GPUs people run the study on, by the nvcc target a study builds for
+
+
+def numbers_of(steps) -> str:
+    """A chapter's step numbers as ranges: '9-17, 28-31' (8a and 8b count as 8)."""
+    numbers = sorted({int(re.match(r"\d+", v.title).group()) for v in steps})
+    runs, start = [], None
+    for i, n in enumerate(numbers):
+        start = n if start is None else start
+        if i + 1 == len(numbers) or numbers[i + 1] != n + 1:
+            runs.append(f"{start}" if start == n else f"{start}-{n}")
+            start = None
+    return ", ".join(runs)
+
+
+def chapter_table(studies: list[Study], sizes: tuple) -> list[str]:
+    """Each chapter's best step as a share of cuBLAS in its precision, per GPU and size (the step's number in
+    brackets), and each precision's cuBLAS in TFLOP/s."""
     first = studies[0]
-    lines = [BEGIN, ""] + base_table(first) + [""]
-    for p in precisions.TABLE:
-        if p.id == precisions.BASE.id or not list(first.registry.steps(precision=p.id)):
+    cols = [(st, n) for st in studies for n in sizes]
+    lines = ["| chapter | steps | " + " | ".join(f"{facts(st)['gpu'].split()[1]}, {n}" for st, n in cols) + " |",
+             "| --- | --- |" + " ---: |" * len(cols)]
+    for chapter in first.registry.chapters.values():
+        steps = list(first.registry.steps(chapter.id))
+        if not steps:
             continue
-        sizes = tuple(sorted({first.size, max(int(n) for n in first.config.get("sizes", [first.size]))}))
-        lines += [f"Of cuBLAS {p.label} ({p.label} steps; the timed samples of each GPU's study, \"re-taken\": samples "
-                  "of batches in which the SM clock fell below 0.9 of its highest, kept aside and timed again):", ""]
-        lines += precision_table(studies, p.id, sizes) + [""]
+        cells = []
+        for st, n in cols:
+            at = at_size(st.summary, n)
+            mine = at[at["variant"].isin([v.id for v in steps]) & at["verified"].astype(bool)]
+            best = mine.loc[mine["frac_of_cublas"].idxmax()] if len(mine) else None
+            cells.append(ABSENT if best is None else
+                         f"{best['frac_of_cublas']:.1%} ({st.registry[best['variant']].title.split()[0]})")
+        page = CHAPTER_PAGES.get(chapter.id)
+        name = f"[{chapter.title}]({page})" if page else chapter.title
+        lines.append(f"| {name}, {precisions.get(chapter.precision).label} | {numbers_of(steps)} | "
+                     + " | ".join(cells) + " |")
+    cells = []
+    for st, n in cols:
+        at = at_size(st.summary, n)
+        rates = [at.loc[at["variant"] == r.id, "median_gflops"] for r in
+                 (st.registry.reference(p.id) for p in precisions.TABLE) if r is not None]
+        cells.append(" / ".join(f"{r.iloc[0] / 1e3:,.1f}" if len(r) else ABSENT for r in rates))
+    labels = " / ".join(p.label for p in precisions.TABLE if first.registry.reference(p.id) is not None)
+    return lines + [f"| cuBLAS {labels}, TFLOP/s | | " + " | ".join(cells) + " |"]
+
+
+def gpu_table(registry) -> list[str]:
+    """Which steps a GPU runs, by the nvcc target of its study (the registry's `needs`), chapter by chapter."""
+    chapters = [c for c in registry.chapters.values() if list(registry.steps(c.id))]
+    lines = ["| GPU (nvcc target) | " + " | ".join(c.title for c in chapters) + " | cuBLAS references |",
+             "| --- |" + " --- |" * (len(chapters) + 1)]
+    for arch, gpus in ARCHS.items():
+        cells = []
+        for c in chapters:
+            runs = [v for v in registry.steps(c.id) if not v.unsupported(arch)]
+            cells.append(numbers_of(runs) if runs else "none")
+        refs = [p.label for p in precisions.TABLE
+                if (r := registry.reference(p.id)) is not None and not r.unsupported(arch)]
+        lines.append(f"| {gpus} ({arch}) | " + " | ".join(cells) + f" | {', '.join(refs)} |")
+    return lines
+
+
+def block(studies: list[Study], registry) -> str:
+    """The README's numbers: each chapter's best step against cuBLAS on every committed GPU, the headline
+    ratios measured again in rounds, the verification; and which steps each GPU runs (the live registry)."""
+    first = studies[0]
+    sizes = tuple(sorted({first.size, max(int(n) for n in first.config.get("sizes", [first.size]))}))
+    lines = [BEGIN, "", "Each chapter's best step as a share of cuBLAS in its own precision (the step's number in "
+             "brackets; medians of the timed samples, every result verified), in the committed studies: "
+             + "; ".join(_gpu(st) for st in studies) + ".", ""]
+    lines += chapter_table(studies, sizes) + [""]
     sentences = [headline_sentence(st) for st in studies]
     if any(sentences):
         lines += ["Measured again in alternating rounds after everything else (each page's headline section), "
                   "each precision's best step over its reference:", ""] + [s for s in sentences if s] + [""]
-    for st in studies:
-        checks = harness_checks(st)
-        if checks:
-            lines += [f"The harness checked on the {facts(st)['gpu']}:", ""] + \
-                     [_local_links(c, st.label) for c in checks] + [""]
     lines += ["Every element of every result checked against a float64 reference:", ""]
-    lines += [verification_sentence(st) for st in studies] + ["", END]
+    lines += [verification_sentence(st) for st in studies] + [""]
+    lines += ["The steps each GPU runs (a step needs the instructions its registry entry names; the others are "
+              "skipped, and the run, the page and every figure say so):", ""] + gpu_table(registry) + ["", END]
     return "\n".join(lines)
 
 

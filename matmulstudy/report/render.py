@@ -19,6 +19,7 @@ from . import pages, plots, steps
 from .committed import DEFAULT_SIZE, Study
 from .figures import FIGURES
 from .study_facts import provenance_rst
+from ..study.paths import STUDY_FILES
 
 
 def render(report: Path, size: int | None = None, only: list[str] | None = None, workers: int = 1) -> list[Path]:
@@ -73,8 +74,8 @@ def render_gpus(reports: list[Path], out: Path, size: int = DEFAULT_SIZE) -> lis
 
 
 def studies_in(folder: Path) -> list[Path]:
-    """The study folders under reports/: those with a results.csv."""
-    return sorted(p.parent for p in Path(folder).glob("*/results.csv"))
+    """The study folders under reports/: those with their samples (samples.csv.gz)."""
+    return sorted(p.parent for p in Path(folder).glob(f"*/{STUDY_FILES['results']}"))
 
 
 def main(argv=None) -> None:

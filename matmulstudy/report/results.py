@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from ..errors import StudyError
 from ..measure.hardware import occupancy
 from ..measure.sanitize import verdict
 from ..study import counters
+from ..study.paths import STUDY_FILES
 from ..study.registry import Registry
 from ..study.shapes import Shape
 
@@ -40,6 +42,39 @@ def collect(bench_csvs: list, gpu_json: str | None, registry: Registry) -> pd.Da
     return (df.sort_values(["dtype", "variant", "M", "N", "K", "seed", "sample"],
                            key=lambda s: s.map(order) if s.name == "variant" else s)
               .reset_index(drop=True))
+
+
+# What every sample of a study shares (study/provenance.py's facts of the run, the GPU's): written once, in
+# the study's measured_with.csv, where the column has one value in the whole study; a column whose value
+# differs from sample to sample stays with the samples.
+PROVENANCE = ("git_commit", "git_dirty", "config_hash", "host", "slurm_job_id", "python", "gpu_uuid",
+              "compute_capability", "driver_version", "driver_cuda_version", "pycuda_version", "gpu")
+GZIP = {"method": "gzip", "compresslevel": 9, "mtime": 0}   # no time stamp: the same table, the same bytes
+
+
+def shared_path(samples: str | Path) -> Path:
+    """The file of the provenance a study's samples share: measured_with.csv beside samples.csv.gz."""
+    return Path(samples).with_name(STUDY_FILES["measured_with"])
+
+
+def write_results(df: pd.DataFrame, samples: str | Path) -> None:
+    """Every sample of a study, compact: the provenance it shares once (measured_with.csv, one row), the
+    rest as gzip CSV (samples.csv.gz); read_results puts them together again."""
+    shared = [c for c in PROVENANCE if c in df and df[c].nunique(dropna=False) == 1]
+    df[shared].head(1).to_csv(shared_path(samples), index=False)
+    df.drop(columns=shared).to_csv(samples, index=False, compression=GZIP)
+
+
+def read_results(samples: str | Path) -> pd.DataFrame:
+    """A study's samples, each row with the provenance it shares (write_results), every column typed as a
+    whole (no DtypeWarning, whatever the rows' order)."""
+    df = pd.read_csv(samples, low_memory=False)
+    shared = shared_path(samples)
+    if os.path.exists(shared):
+        row = pd.read_csv(shared)
+        for column in row.columns:
+            df[column] = pd.Series([row[column].iloc[0]] * len(df), index=df.index, dtype=row[column].dtype)
+    return df
 
 
 def refuse_mixed(df: pd.DataFrame, gpu_names: set) -> None:

@@ -372,6 +372,6 @@ def step_pages(study: Study) -> dict[str, str]:
         [f"# The steps of the study on {study.gpu['gpu_name']}, a page each", "",
          "In the progression's order; each page shows what its step changes, its effect, and the code that "
          "changed from the step before. [The study](../README.md).", ""]
-        + [f"{i}. [{v.title}]({page_name(v)}) ({study.registry.chapters[v.chapter].title})"
-           for i, v in enumerate(steps, 1)] + [""])
+        + [f"- [{v.title}]({page_name(v)}) ({study.registry.chapters[v.chapter].title})"   # titles carry the numbers
+           for v in steps] + [""])
     return pages

@@ -197,7 +197,8 @@ def validate(cfg: dict, registry: Registry, schema_path: Path = SCHEMA_PATH) -> 
         if registry[vid].missing_file:
             raise StudyError(f"{registry[vid].missing_file}; restore it, or leave {vid} out of variants")
     if cfg["reference_size"] not in cfg["sizes"]:
-        raise StudyError(f"config: reference_size = {cfg['reference_size']} is not allowed; expected one of sizes {cfg['sizes']}")
+        raise StudyError(f"config: reference_size = {cfg['reference_size']} is not allowed; expected one of sizes "
+                         f"{cfg['sizes']} (with --config sizes=[...], give reference_size=N, one of them, too)")
     if cfg["ncu"] and cfg["ncu_size"] not in cfg["sizes"]:
         raise StudyError(f"config: ncu_size = {cfg['ncu_size']} is not allowed; expected one of sizes {cfg['sizes']}")
     if cfg["max_samples"] < cfg["min_samples"]:

@@ -12,6 +12,7 @@ line. Nothing here imports pandas or Matplotlib: a run starts without them.
 from __future__ import annotations
 
 import dataclasses
+import re
 
 from ..errors import StudyError
 from ..gpu import host
@@ -23,6 +24,20 @@ from .settings import validate
 def linting(argv: list[str]) -> bool:
     """Whether Snakemake was asked to lint (it reads the rules and runs nothing: no GPU is asked anything)."""
     return any(arg == "--lint" or arg.startswith("--lint=") for arg in argv)
+
+
+def skipped_words(rows) -> str:
+    """Variants held back from a GPU, grouped by why: (title, is_step, reason) each -> 'needs sm_90a (...): 19,
+    20; needs sm_80 or newer: 18, cuBLAS TF32 (tensor cores)', a step named by its number."""
+    by_reason = {}
+    for title, is_step, why in rows:
+        by_reason.setdefault(str(why).split(";")[0], []).append(title.split()[0] if is_step else title)
+    return "; ".join(f"{why}: {', '.join(names)}" for why, names in by_reason.items())
+
+
+def dry_run(argv: list[str]) -> bool:
+    """Whether Snakemake was asked for a dry run (-n, also among other short flags such as -np)."""
+    return any(arg in ("--dry-run", "--dryrun") or re.fullmatch(r"-[a-zA-Z]*n[a-zA-Z]*", arg) for arg in argv)
 
 
 def _label_and_arch(given, uses_gpu: bool, lint: bool) -> tuple[str, str | None]:
@@ -74,6 +89,15 @@ class StudyRun:
     @property
     def label(self) -> str:
         return self.settings.label
+
+    def skipped_line(self) -> str | None:
+        """What this GPU's study leaves out, in one line said as the run starts (a dry run and `build` too): each
+        reason with the variants it holds back (a step by its number), or None where nothing is."""
+        if not self.skipped:
+            return None
+        return (f"note: {len(self.skipped)} variant(s) not built or run for {self.settings.arch} (skipped.csv and the "
+                "page say why): " + skipped_words((self.registry[vid].title, self.registry[vid].is_step, why)
+                                                  for vid, why in self.skipped.items()))
 
     def gpu_model(self, wildcards) -> str:
         """The GPU a job asks a cluster for (resources gpu_model): the model its label names (label h100:

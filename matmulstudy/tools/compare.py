@@ -4,7 +4,7 @@
 
 For every variant, dtype and shape measured (and verified) in both, the
 ratio of the second study's median time to the first's and, where both
-folders hold their samples (results.csv), each study's fastest and slowest
+folders hold their samples (samples.csv.gz), each study's fastest and slowest
 sample and whether those two ranges overlap: a median that moved although
 both studies sampled the same spread of times is a kernel with two modes
 (times that cluster at two values), not a harness that drifted. Both
@@ -20,6 +20,8 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import StudyError
+from ..report.results import read_results
+from ..study.paths import STUDY_FILES
 
 KEYS = ["dtype", "variant", "M", "N", "K"]
 
@@ -28,7 +30,7 @@ def agreement(first: pd.DataFrame, second: pd.DataFrame,
               first_samples: pd.DataFrame | None = None, second_samples: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per measurement in both summaries: medians and their ratio - 1.
 
-    With both studies' samples (their results.csv), also each one's fastest
+    With both studies' samples (their samples.csv.gz), also each one's fastest
     and slowest sample and `ranges_overlap`.
     """
     cols = KEYS + ["median_ms"]
@@ -63,9 +65,9 @@ def main(argv=None) -> None:
             names.append(json.load(fh).get("gpu_name"))
     if names[0] != names[1]:
         raise StudyError(f"the studies ran on different GPUs ({names[0]}, {names[1]}): nothing to compare")
-    samples = [folder / "results.csv" for folder in (args.first, args.second)]
+    samples = [folder / STUDY_FILES["results"] for folder in (args.first, args.second)]
     out = agreement(pd.read_csv(args.first / "summary.csv"), pd.read_csv(args.second / "summary.csv"),
-                    *([pd.read_csv(f, low_memory=False) for f in samples] if all(f.exists() for f in samples) else []))
+                    *([read_results(f) for f in samples] if all(f.exists() for f in samples) else []))
     out.to_csv(args.out, index=False)
     big = out[out[["M", "N", "K"]].min(axis=1) >= 1024]
     worst = big.loc[big["difference"].abs().idxmax()] if not big.empty else None

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from ..report import readme
+from ..study.registry import load_registry
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -24,7 +25,7 @@ def main(argv=None) -> int:
     path = ROOT / "README.md"
     text = path.read_text()
     try:
-        new = readme.replaced(text, readme.block(readme.committed_studies(ROOT / "reports")))
+        new = readme.replaced(text, readme.block(readme.committed_studies(ROOT / "reports"), load_registry()))
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -19,6 +19,8 @@ import pandas as pd
 import yaml
 
 from ..errors import StudyError
+from ..report.results import read_results
+from ..study.paths import STUDY_FILES
 from ..study.registry import Registry, load_registry
 from ..study.settings import read_schema, validate
 from ..study.snapshot import (CONFIG_FILE, REGISTRY_FILE, kernel_sources, read_config, read_registry, write,
@@ -38,11 +40,11 @@ def migrate(folder: Path, label: str | None = None, results: Path | None = None)
     """Write the snapshot of a study from the commit its results name.
 
     folder: the study (or a partial one such as reports/h100/repeat);
-    label: its label, if not the folder's name; results: the results.csv
+    label: its label, if not the folder's name; results: the samples.csv.gz
     whose rows name the commit and the arch (default: folder's own).
     """
     folder = Path(folder)
-    rows = pd.read_csv(results or folder / "results.csv", usecols=["variant", "git_commit", "compiler_flags"])
+    rows = read_results(results or folder / STUDY_FILES["results"])
     commit = _commit_of(folder, rows)
     live = load_registry()
     old = yaml.safe_load(_git_show(commit, "kernels/registry.yaml"))
@@ -78,7 +80,7 @@ def migrate(folder: Path, label: str | None = None, results: Path | None = None)
 def migrate_kernels(folder: Path) -> None:
     """Give a study with its registry.yaml its kernels/: the sources at the commit its rows name."""
     folder = Path(folder)
-    commit = _commit_of(folder, pd.read_csv(folder / "results.csv", usecols=["git_commit"]))
+    commit = _commit_of(folder, read_results(folder / STUDY_FILES["results"]))
     write_kernels(folder, kernel_sources(read_registry(folder), _reader(commit)))
 
 
@@ -99,7 +101,7 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("folders", type=Path, nargs="+", help="study folders (reports/h100, reports/h100/repeat)")
     p.add_argument("--label", help="the label, if not the folder's name (a repeat: h100-repeat)")
-    p.add_argument("--results", type=Path, help="the results.csv naming the commit, if not the folder's own")
+    p.add_argument("--results", type=Path, help="the samples.csv.gz naming the commit, if not the folder's own")
     p.add_argument("--kernels", action="store_true",
                    help="only the kernels/ folder, from the commit the study's rows name (it has its registry.yaml)")
     args = p.parse_args(argv)

@@ -16,7 +16,7 @@ rule collect_results:
         headline=lambda wc: [paths.HEADLINE.format(label=wc.label)] if RUN.measures_headline else [],
     output:
         **{key: paths.study_file(key) for key in
-           ("results", "summary", "hardware", "failures", "skipped", "gpu", "registry", "config")},
+           ("results", "measured_with", "summary", "hardware", "failures", "skipped", "gpu", "registry", "config")},
         **({"sanitizer": paths.study_file("sanitizer")} if SETTINGS.sanitizer else {}),
         **({"tuning": paths.study_file("tuning")} if RUN.tuned else {}),
         **({"energy": paths.study_file("energy")} if RUN.measures_energy else {}),

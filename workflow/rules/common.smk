@@ -8,7 +8,8 @@ try:
     from matmulstudy.report import ending
     from matmulstudy.report.figures import report_outputs
     from matmulstudy.study import paths
-    from matmulstudy.study.workflow import StudyRun
+    from matmulstudy.measure.build import forget_failed
+    from matmulstudy.study.workflow import StudyRun, dry_run
     from matmulstudy.errors import StudyError
 except ImportError as err:
     sys.exit(f"error: the matmulstudy package cannot be imported ({err}); "
@@ -20,6 +21,10 @@ except StudyError as err:
     sys.exit(f"error: {err}")
 REGISTRY, SETTINGS = RUN.registry, RUN.settings
 LABEL, ARCH = SETTINGS.label, SETTINGS.arch
+if RUN.skipped_line():   # what this GPU cannot run, said before any job (a dry run and `build` too)
+    print(RUN.skipped_line(), file=sys.stderr)
+if not dry_run(sys.argv):   # a build that failed is built again: while it fails, every run names it
+    forget_failed(RUN.resource_reports(LABEL))
 # The study a job belongs to, for the jobs that labels share (make_inputs): in the environment, not in their
 # params, which snakemake compares to rerun a job (a study of another label would make it run this one again).
 os.environ[paths.STUDY_LABEL_ENV] = LABEL if RUN.uses_gpu else ""

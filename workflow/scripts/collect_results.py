@@ -13,7 +13,7 @@ def main(snakemake, log):
     reg = load_registry()
     gpu = snakemake.input.gpu[0] if snakemake.input.gpu else None
     df = results.collect(snakemake.input.bench, gpu, reg)
-    df.to_csv(snakemake.output.results, index=False)
+    results.write_results(df, snakemake.output.results)   # and measured_with.csv beside it
     info = {"gpu_name": None, "note": "CPU variants only"}
     if gpu:
         with open(gpu) as fh:

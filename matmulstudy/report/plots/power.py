@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import matplotlib.pyplot as plt
-import matplotlib.ticker
 import numpy as np
 import pandas as pd
 import seaborn as sns
@@ -76,10 +75,7 @@ def power(study: Study, stem: Path) -> list[Path]:
             ax.set_title(f"{p.label}, {size}×{size}×{size}" +
                          (f" ({left_out} launch-bound: no energy)" if left_out else ""), fontsize=11)
         plain_log_ticks(row[0].yaxis)
-        row[0].xaxis.set_major_locator(matplotlib.ticker.FixedLocator([100, 200, 300, 400, 500, 600, 700, 800,
-                                                                       1000]))
-        row[0].xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-        row[0].xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}"))
+        plain_log_ticks(row[0].xaxis)   # from the GPU's own range of power, whatever its limit
         handles, labels = [], []
         for ax in row:   # every variant of the row once, in the registry's order
             h, l = ax.get_legend_handles_labels()

@@ -3,6 +3,7 @@ the variants, and the small helpers the figures draw with."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import re
 import textwrap
@@ -18,6 +19,7 @@ from matplotlib.font_manager import FontProperties  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
+from PIL import Image  # noqa: E402
 
 from ... import precisions  # noqa: E402
 from ...study.registry import Registry  # noqa: E402
@@ -67,10 +69,45 @@ def titles(df: pd.DataFrame, registry: Registry) -> list[str]:
     return [v.title for v in registry.values() if v.id in present]
 
 
+_FOOTNOTE: str | None = None   # a line under every figure saved while it is set (footnote())
+
+
+@contextlib.contextmanager
+def footnote(text: str | None):
+    """While it lasts, every figure saved gets `text` under everything else in it (what the GPU skipped)."""
+    global _FOOTNOTE
+    before, _FOOTNOTE = _FOOTNOTE, text
+    try:
+        yield
+    finally:
+        _FOOTNOTE = before
+
+
+def _add_footnote(fig, text: str) -> None:
+    """`text`, wrapped to the figure's width, below the lowest thing drawn (a label, a legend, a note)."""
+    box = fig.get_tightbbox(fig.canvas.get_renderer())   # inches
+    width, height = fig.get_size_inches()
+    wrapped = textwrap.fill(text, width=max(40, int(box.width * 72 / (9 * 0.55))))
+    fig.text(box.x0 / width, box.y0 / height - 0.1 / height, wrapped, ha="left", va="top", fontsize=9,
+             color="dimgrey")
+
+
+PNG_DPI = 120       # a page-wide figure stays sharp on a screen; the committed studies stay light
+PNG_COLOURS = 256   # a palette image: a quarter of the bytes of true colour, no visible change on flat plots
+
+
 def save(fig, stem: Path) -> list[Path]:
+    """The figure as PNG (a 256-colour palette, undithered: the same bytes from the same drawing) and as SVG."""
     stem.parent.mkdir(parents=True, exist_ok=True)
     paths = [stem.with_suffix(".png"), stem.with_suffix(".svg")]
-    fig.savefig(paths[0], dpi=150, bbox_inches="tight")
+    if _FOOTNOTE:
+        _add_footnote(fig, _FOOTNOTE)
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=PNG_DPI, bbox_inches="tight")
+    png.seek(0)
+    with Image.open(png) as image:
+        image.convert("RGB").quantize(PNG_COLOURS, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE) \
+            .save(paths[0], format="PNG", optimize=True, dpi=(PNG_DPI, PNG_DPI))
     svg = io.StringIO()
     fig.savefig(svg, format="svg", bbox_inches="tight", metadata={"Date": None})
     paths[1].write_text(steady_svg(svg.getvalue()))

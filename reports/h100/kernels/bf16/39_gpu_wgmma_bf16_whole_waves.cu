@@ -31,7 +31,7 @@
 // tile by tile). The tensor pipe's busy share rises 89.0 -> 89.8% (cuBLAS BF16:
 // 90.3%), and the main loop's time a tile of 4096 k, fitted over K = 1024 to
 // 8192 at M = N = 4096 (devbench --fit-k), falls 40.98 -> 40.40 us (cuBLAS
-// BF16: 40.06). Measured with devbench against cuBLAS BF16 (nvidia-h100-x1,
+// BF16: 40.06). Measured with devbench against cuBLAS BF16 (H100,
 // alternating rounds, notes/whole_waves/): on GPU-24c8e734 (three rounds, as
 // a candidate of step 38) 97.5-98.5% at 4096 against step 38's 95.7-97.0%,
 // 101.3-101.4% at 8192 against 99.95-100.0%, 196% at 1537x3001x997 against

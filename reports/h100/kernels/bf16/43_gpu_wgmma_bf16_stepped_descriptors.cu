@@ -37,7 +37,7 @@
 //
 // Counter that shows it: the main loop's SASS, a consumer warp's slice,
 // 104 -> 45 instructions for its 4 HGMMA (instructions_per_hgmma 26 ->
-// 11.25). Nsight Compute at 4096 (one launch each, nvidia-h100-x1
+// 11.25). Nsight Compute at 4096 (one launch each, H100
 // GPU-ab47d3dc): 32.2 -> 16.6 million instructions executed, fewer than
 // cuBLAS BF16's 17.6; the issue slots' busy share 21.7 -> 11.3%
 // (issue_active_pct; cuBLAS 11.9%); the tensor pipe 89.4 -> 89.7%.

@@ -35,7 +35,7 @@
 // Counter that shows it: Nsight Compute's tensor pipe idle cycles per tile
 // and SM balance (hardware.csv). Measured in alternating rounds against
 // step 43 and cuBLAS BF16 (devbench, four placements, every result
-// verified; nvidia-h100-x1 GPU-d7ec9ec1 and GPU-0dfd0723, four rounds each,
+// verified; H100 GPU-d7ec9ec1 and GPU-0dfd0723, four rounds each,
 // notes/late_draw/runs/): % of cuBLAS BF16 at 4096 99.7-100.4 and
 // 99.3-100.1 against step 43's 98.8-99.2 and 98.0-98.8; at 2048 97.4-98.2
 // and 96.9-97.3 against 95.4-96.0 and 94.5-95.4; at 8192 the same as step

@@ -30,7 +30,7 @@
 // (SASS), and the tensor pipe's busy share (ncu at 4096, one launch each on
 // GPU-06fd217d): 88.5 -> 89.1% (cuBLAS BF16: 90.6%), L2 hits 80.4 -> 82.6%.
 // What it buys depends on the GPU. Measured with devbench against cuBLAS
-// BF16 on six H100s (nvidia-h100-x1, alternating rounds; the table in
+// BF16 on six H100s (alternating rounds; the table in
 // notes/bf16.md): 0.4-1.9 points at 4096 on five of them, e.g. 97.1-98.3%
 // against step 37's 95.7-97.0% on GPU-7f7914b1 (four runs), where the main
 // loop's time a tile of 4096 k, fitted over K = 1024 to 8192 at M = N =

@@ -37,7 +37,7 @@
 // GPU-23df0f31): 7,201 against step 43's 7,379, the tensor pipe 90.10%
 // busy against 89.88% (cuBLAS BF16 90.42%), the SM balance 0.959 against
 // 0.958. In alternating rounds against step 43 and cuBLAS BF16 (devbench,
-// four placements, every result verified; nvidia-h100-x1, four rounds
+// four placements, every result verified; H100s, four rounds
 // each, notes/late_draw/runs/), % of cuBLAS BF16 at 4096: 99.7-100.4,
 // 99.3-100.1 and 99.6-99.9 on three H100s, against step 43's 98.8-99.2,
 // 98.0-98.8 and 98.9-99.3; at 2048 96.0-98.2 against 93.7-96.0; at 8192
