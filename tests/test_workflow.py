@@ -169,7 +169,7 @@ def test_cpu_only_study_runs_end_to_end_and_renders(tmp_path, registry):
     assert list(own) == cfg["variants"] and snapshot.read_config(report)["label"] == cfg["label"]
     for name in ("size_sweep", "progression", "hardware"):
         for ext in ("png", "svg"):
-            assert (report / "figures" / f"{name}.{ext}").stat().st_size > 5000
+            assert (report / "figures" / f"{name}.{ext}").stat().st_size > 1500   # a palette PNG: a few KB
     assert (report / "failures.txt").read_text() == ""
     assert "Every result verified" in proc.stderr
     # one log per job: one bench job per variant, every shape in it

@@ -60,8 +60,21 @@ def _regime_rows(study: Study) -> list[str]:
                     f"its output checked again ([energy.csv](energy.csv)): "
                     f"its sustained GFLOP/s and clock, joules per launch, mean power, GFLOP per joule; "
                     f"{int(gpu['gflop_per_joule'].notna().sum())} of {len(gpu)} GPU measurements; n/a: "
-                    + (counts(notes[notes != ""].str.split(":").str[0].value_counts().to_dict())) + " |")
+                    + (counts(notes[notes != ""].str.split(":").str[0].value_counts().to_dict())) + ". "
+                    + window_caveat(c.get("energy_window_s")) + " |")
     return rows
+
+
+TICK_SEEN_LATE_S = 0.017   # the host sees a tick of NVML's energy counter up to this late (docs/method.md)
+
+
+def window_caveat(window_s) -> str:
+    """Why a point of the power figure can lie past the GPU's power limit, for the study's energy window."""
+    spread = f" (±{TICK_SEEN_LATE_S / window_s:.0%} for its {window_s} s)" if window_s else ""
+    return ("A mean power over so short a window can lie past the GPU's power limit: the board holds its limit "
+            "on average over about a second, not over every tenth, and the host sees each tick of the counter up "
+            f"to {TICK_SEEN_LATE_S * 1e3:.0f} ms late, which puts a window's seconds, and so its power and GFLOP per "
+            f"joule, that far off{spread} ([docs/method.md](../../docs/method.md#the-energy-counter-and-short-windows))")
 
 
 def _failure_section(study: Study) -> list[str]:

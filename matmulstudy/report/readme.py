@@ -19,6 +19,7 @@ from . import headline
 from .committed import Study
 from .results import at_size
 from .study_facts import facts
+from ..study.paths import ROOT
 
 BEGIN = "<!-- numbers: written from reports/ by `python -m matmulstudy.tools.readme`; not by hand -->"
 END = "<!-- numbers: end -->"
@@ -66,12 +67,8 @@ def verification_sentence(st: Study) -> str:
     return f"- {facts(st)['gpu']}: " + text + "."
 
 
-CHAPTER_PAGES = {   # a chapter's page of the course, from the repository's root
-    "seeds": "docs/fp32.md#the-seeds-steps-1-to-8",
-    "beyond": "docs/fp32.md#beyond-the-seeds-steps-9-to-17-and-28-to-31",
-    "tensor": "docs/tf32.md",
-    "bf16": "docs/bf16.md",
-}
+CHAPTER_ANCHORS = {   # where a chapter starts on its precision's page of the course, docs/<precision>.md
+    "seeds": "#the-seeds-steps-1-to-8", "beyond": "#beyond-the-seeds-steps-9-to-17-and-28-to-31"}
 ARCHS = {"sm_75": "Turing (RTX 20, T4)", "sm_80": "A100", "sm_86": "RTX 30, A10, A40", "sm_89": "RTX 40, L4, L40",
          "sm_90": "H100, H200"}   # the GPUs people run the study on, by the nvcc target a study builds for
 
@@ -106,8 +103,9 @@ def chapter_table(studies: list[Study], sizes: tuple) -> list[str]:
             best = mine.loc[mine["frac_of_cublas"].idxmax()] if len(mine) else None
             cells.append(ABSENT if best is None else
                          f"{best['frac_of_cublas']:.1%} ({st.registry[best['variant']].title.split()[0]})")
-        page = CHAPTER_PAGES.get(chapter.id)
-        name = f"[{chapter.title}]({page})" if page else chapter.title
+        page = ROOT / "docs" / f"{chapter.precision}.md"
+        name = (f"[{chapter.title}](docs/{page.name}{CHAPTER_ANCHORS.get(chapter.id, '')})" if page.exists()
+                else chapter.title)
         lines.append(f"| {name}, {precisions.get(chapter.precision).label} | {numbers_of(steps)} | "
                      + " | ".join(cells) + " |")
     cells = []

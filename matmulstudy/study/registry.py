@@ -141,7 +141,7 @@ def _parse_entry(i: int, raw: dict, kernels_dir: Path, chapters: dict, check_fil
 
 def _parse_needs(raw, backend: str, where: str) -> str | None:
     """needs: the oldest nvcc target a cuda kernel builds for (sm_80), or an arch-specific one (sm_90a); on a
-    cuBLAS reference, the oldest architecture whose tensor cores its math mode runs on (sm_80 for TF32, BF16)."""
+    cuBLAS reference, the oldest architecture whose tensor cores its math mode runs on (sm_80 for the tensor-core references)."""
     if raw is None:
         return None
     if backend not in ("cuda", "cublas") or not re.fullmatch(r"sm_\d{2,3}a?", str(raw)):
@@ -291,6 +291,17 @@ class Registry(Mapping):
         """The steps (of one chapter, of one precision's chapters), in order."""
         return [v for v in self.values()
                 if v.is_step and chapter in (None, v.chapter) and precision in (None, v.precision)]
+
+    @property
+    def course(self) -> dict[str, int]:
+        """Each variant's place in the course: the baselines listed before the first step, then the chapters in
+        order, each chapter's steps in the registry's order, then the rest (the references). The registry lists
+        the steps in the order they were added, which interleaves the chapters; figures and tables read this."""
+        chapters = list(self.chapters)
+        first_step = next((v.order for v in self.values() if v.is_step), 0)
+        rank = {vid: (chapters.index(v.chapter) + 1 if v.is_step else 0 if v.order < first_step else len(chapters) + 1,
+                      v.order) for vid, v in self.items()}
+        return {vid: i for i, vid in enumerate(sorted(rank, key=rank.get))}
 
     def reference(self, precision: str = precisions.BASE.id) -> Variant | None:
         """The variant every step of this precision is measured against, if the registry names one."""

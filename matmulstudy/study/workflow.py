@@ -28,7 +28,7 @@ def linting(argv: list[str]) -> bool:
 
 def skipped_words(rows) -> str:
     """Variants held back from a GPU, grouped by why: (title, is_step, reason) each -> 'needs sm_90a (...): 19,
-    20; needs sm_80 or newer: 18, cuBLAS TF32 (tensor cores)', a step named by its number."""
+    20; needs sm_80 or newer: 18, cuBLAS ...', a step named by its number."""
     by_reason = {}
     for title, is_step, why in rows:
         by_reason.setdefault(str(why).split(";")[0], []).append(title.split()[0] if is_step else title)

@@ -22,7 +22,7 @@ def hardware(study: Study, stem: Path) -> list[Path]:
     hw = with_derived(study.hardware)
     hw = study.steps_only(hw[hw["dtype"] == "float32"]).copy()
     hw["title"] = hw["variant"].map(lambda v: registry[v].title)
-    hw = hw.sort_values("variant", key=lambda s: s.map(lambda v: registry[v].order))
+    hw = hw.sort_values("variant", key=lambda s: s.map(registry.course))   # the course's order
     if hw.empty:
         return placeholder("no GPU steps in this study", stem)
     hw["occupancy_pct"] = 100 * hw["occupancy"]

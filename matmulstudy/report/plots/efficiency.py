@@ -36,7 +36,9 @@ def efficiency(study: Study, stem: Path) -> list[Path]:
               ("frac_of_fp32_peak", "of the GPU's FP32 peak")]
     fig, axes = plt.subplots(1, 2, figsize=(2.2 + 1.15 * len(shapes) * 2 + 4, 0.55 * len(rows) + 2.4),
                              sharey=True)
-    norm = matplotlib.colors.LogNorm(vmin=1e-3, vmax=1.0, clip=True)
+    # log10 of the fraction, diverging at 1 (white): below it red, above it blue, so 89% and 219% read apart
+    norm = matplotlib.colors.TwoSlopeNorm(vmin=-3.0, vcenter=0.0, vmax=np.log10(5.0))
+    ticks = [0.001, 0.01, 0.1, 0.5, 1.0, 2.0, 5.0]
     for ax, (col, title) in zip(axes, panels):
         table = s.pivot_table(index="title", columns="shape", values=col, aggfunc="first", dropna=False)
         table = table.reindex(index=rows, columns=shapes)
@@ -44,9 +46,13 @@ def efficiency(study: Study, stem: Path) -> list[Path]:
                                                              aggfunc="first").reindex(index=rows, columns=shapes)
         labels = table.map(lambda v: "" if pd.isna(v) else (f"{v:.0%}" if v >= 0.095 else f"{v:.1%}"
                                                              if v >= 0.001 else "<0.1%"))
-        sns.heatmap(table.astype(float), ax=ax, cmap="viridis", norm=norm, annot=labels, fmt="",
-                    annot_kws={"fontsize": 10}, cbar=ax is axes[-1], linewidths=0.5, linecolor="white",
-                    cbar_kws={"label": "fraction (log colour scale; ≥ 1 same colour)"})
+        shade = np.log10(table.astype(float).clip(lower=1e-3, upper=5.0))
+        sns.heatmap(shade, ax=ax, cmap="RdBu", norm=norm, annot=labels, fmt="",
+                    annot_kws={"fontsize": 10}, cbar=ax is axes[-1], linewidths=0.5, linecolor="lightgrey",
+                    cbar_kws={"label": "fraction (log colour scale, white at 100%; past 500% one colour)",
+                              "ticks": np.log10(ticks)})
+        if ax is axes[-1]:
+            ax.collections[0].colorbar.set_ticklabels([f"{t:.1%}" if t < 0.01 else f"{t:.0%}" for t in ticks])
         for i, j in zip(*np.nonzero(failed.notna().to_numpy())):   # seaborn leaves empty cells unlabelled
             ax.text(j + 0.5, i + 0.5, "failed", ha="center", va="center", color="red", fontsize=10,
                     fontweight="bold")

@@ -19,7 +19,7 @@ from .style import mark_chapters, save
 
 def by_gpu(studies: list[Study], size: int, stem: Path) -> list[Path]:
     """The progression on every GPU side by side: GFLOP/s, and as a fraction of each GPU's cuBLAS in the
-    steps' own precision. One column of panels per precision that has steps: FP32 on the CUDA cores against
+    steps' own precision. One pair of panels, one above the other, per precision that has steps: FP32 on the CUDA cores against
     cuBLAS FP32, then each tensor-core precision against cuBLAS in it (many times as fast: its own GFLOP/s
     scale; the fractions share one).
 
@@ -31,14 +31,17 @@ def by_gpu(studies: list[Study], size: int, stem: Path) -> list[Path]:
     gpus = [f"{n} ({st.label})" if names.count(n) > 1 else n for n, st in zip(names, studies)]
     colours = dict(zip(gpus, sns.color_palette("Set2", len(gpus))))
     columns = [c for c in (_by_gpu_column(studies, gpus, size, p.id) for p in precisions.TABLE) if c is not None]
-    labels = " or ".join(precisions.get(precision).label for *_, precision in columns)
     widths = [len(order) for _, order, _, _ in columns]
-    fig, axes = plt.subplots(2, len(columns), figsize=(max(9, 1.1 * sum(widths) + 3), 10), sharex="col",
-                             squeeze=False, gridspec_kw={"width_ratios": widths})
+    # the precisions' pairs stacked, each as wide as the page: side by side, 50 bars made a strip 8,000 pixels
+    # wide whose words were a pixel or two high at the README's width
+    fig = plt.figure(figsize=(max(10, 0.6 * max(widths) + 3), 6.5 * len(columns)), layout="constrained")
+    pairs = [sub.subplots(2, 1, sharex=True, height_ratios=[1, 1.2])
+             for sub in fig.subfigures(len(columns), 1, squeeze=False)[:, 0]]   # each precision's own spacing
+    axes = [ax for pair in pairs for ax in pair]
     for j, (df, order, chapters, precision) in enumerate(columns):
-        top, bottom = axes[0, j], axes[1, j]
+        top, bottom = pairs[j]
         if j:
-            bottom.sharey(axes[1, 0])
+            bottom.sharey(axes[1])
         hues = [g for g in gpus if g in set(df["gpu"])]
         for ax, col in ((top, "median_gflops"), (bottom, "frac_of_cublas")):
             sns.barplot(data=df, x="title", y=col, hue="gpu", order=order, hue_order=hues,
@@ -52,7 +55,7 @@ def by_gpu(studies: list[Study], size: int, stem: Path) -> list[Path]:
                         continue
                     inside = value >= 0.3
                     ax.annotate(f"{value:.0%}", (bar.get_x() + bar.get_width() / 2, value), ha="center",
-                                va="top" if inside else "bottom", xytext=(0, -3 if inside else 2),
+                                va="top" if inside else "bottom", xytext=(0, -3 if inside else 2), rotation=90,
                                 textcoords="offset points", fontsize=8, color="white" if inside else "black")
             ax.set_xlabel("")
             ax.margins(y=0.3 if ax is top else 0.2)   # room for the labels under the chapter titles
@@ -61,19 +64,18 @@ def by_gpu(studies: list[Study], size: int, stem: Path) -> list[Path]:
                 ax.get_legend().remove()
         p = precisions.get(precision)
         top.set_title(f"{p.arithmetic}, against cuBLAS {p.label}", fontsize=11)
-        top.set_ylabel("GFLOP/s (median)" if j == 0 else "")
-        bottom.set_ylabel(f"fraction of this GPU's cuBLAS\nin the step's precision ({labels})" if j == 0 else "")
+        top.set_ylabel("GFLOP/s (median)")
+        bottom.set_ylabel(f"fraction of this GPU's\ncuBLAS {p.label}")
         top.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}"))
         bottom.axhline(1.0, color="black", linestyle="--", linewidth=1)
         bottom.yaxis.set_major_formatter(matplotlib.ticker.PercentFormatter(1.0))
         bottom.tick_params(axis="x", labelrotation=25)
         for label in bottom.get_xticklabels():
             label.set_ha("right")
-    axes[0, 0].legend(handles=[matplotlib.patches.Patch(color=c, label=g) for g, c in colours.items()], title="",
+    axes[0].legend(handles=[matplotlib.patches.Patch(color=c, label=g) for g, c in colours.items()], title="",
                       fontsize=9, loc="upper left")
     fig.suptitle(f"From naive to cuBLAS: every step on each GPU, {size}×{size}×{size}, float32 inputs",
                  fontsize=12)
-    fig.tight_layout()
     return save(fig, stem)
 
 

@@ -41,7 +41,7 @@ def power(study: Study, stem: Path) -> list[Path]:
     fig, axes = plt.subplots(len(rows), len(sizes), figsize=(7 * len(sizes) + 3, 4.6 * len(rows)), squeeze=False,
                              sharex="row", sharey="row")
     limit = gpu.get("power_limit_w")
-    order = {v.title: v.order for v in registry.values()}
+    order = {registry[vid].title: rank for vid, rank in registry.course.items()}
     to_label, guides = {}, {}   # the points' labels, and the guides' (drawn once the axes are laid out)
     for (marker, p), row in zip(rows, axes):
         mine = gpu_rows[gpu_rows["precision"] == p.id]
