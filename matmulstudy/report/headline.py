@@ -69,6 +69,9 @@ def agreement(first: pd.DataFrame, second: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+METHOD_CAP = "../../docs/method.md#the-gpu-under-its-power-cap"   # from a study's page
+
+
 def rate_timing(table: pd.DataFrame, column: str) -> str:
     """How a table's sustained rates were timed, by its `column` of launches timed by CUDA events: absent or 0
     in a study measured before gpu/timer.py timed them so (commit 1624e2d and earlier)."""
@@ -76,7 +79,7 @@ def rate_timing(table: pd.DataFrame, column: str) -> str:
         return "its rate timed by CUDA events over the whole chunks of launches inside"
     return ("its rate from the host's times of the chunks of launches seen finished, interpolated, as studies "
             "until commit 1624e2d timed it: the host sees a chunk finish only when it polls, and studies since time "
-            "it by CUDA events, which [docs/method.md](../../docs/method.md#the-gpu-under-its-power-cap) shows to spread less")
+            f"it by CUDA events, which [docs/method.md]({METHOD_CAP}) shows to spread less")
 
 
 def cap(power_limit_w: float | None) -> str:
@@ -142,7 +145,7 @@ def page_section(headline: pd.DataFrame | None, registry, config: dict, label_of
             lines += ["", f"A ratio that the second study did not reproduce within {REPRODUCED} points is marked. "
                       "Back to back at the power cap (sustained), a kernel's clock and rate depend on the GPU's "
                       "power state, which can differ between two studies minutes apart more than between the "
-                      "rounds of one ([docs/method.md](../../docs/method.md#the-gpu-under-its-power-cap)): read it as that study's "
+                      f"rounds of one ([docs/method.md]({METHOD_CAP})): read it as that study's "
                       "figure, not the GPU's."]
     bad = not_verified(headline)
     if len(bad):

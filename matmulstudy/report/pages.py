@@ -65,6 +65,7 @@ def _regime_rows(study: Study) -> list[str]:
     return rows
 
 
+METHOD_WINDOWS = "../../docs/method.md#the-energy-counter-and-short-windows"   # from a study's page
 TICK_SEEN_LATE_S = 0.017   # the host sees a tick of NVML's energy counter up to this late (docs/method.md)
 
 
@@ -74,7 +75,7 @@ def window_caveat(window_s) -> str:
     return ("A mean power over so short a window can lie past the GPU's power limit: the board holds its limit "
             "on average over about a second, not over every tenth, and the host sees each tick of the counter up "
             f"to {TICK_SEEN_LATE_S * 1e3:.0f} ms late, which puts a window's seconds, and so its power and GFLOP per "
-            f"joule, that far off{spread} ([docs/method.md](../../docs/method.md#the-energy-counter-and-short-windows))")
+            f"joule, that far off{spread} ([docs/method.md]({METHOD_WINDOWS}))")
 
 
 def _failure_section(study: Study) -> list[str]:

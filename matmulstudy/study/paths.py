@@ -46,7 +46,8 @@ GPU_LOG = "logs/query_gpu/{label}.log"                # its first line says why 
 # --- a study's folder: what collect_results and plot_report write, what everything reads --------------
 REPORT = "reports/{label}"
 STUDY_FILES = {
-    "results": "samples.csv.gz", "measured_with": "measured_with.csv", "summary": "summary.csv", "hardware": "hardware.csv",
+    "results": "samples.csv.gz", "measured_with": "measured_with.csv", "summary": "summary.csv",
+    "hardware": "hardware.csv",
     "failures": "failures.txt", "skipped": "skipped.csv", "gpu": "gpu.json",
     "registry": "registry.yaml", "config": "config.yaml", "sanitizer": "sanitizer.csv",
     "tuning": "tuning.csv", "energy": "energy.csv", "headline": "headline.csv", "page": "README.md", "provenance": "provenance.rst",

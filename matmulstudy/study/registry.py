@@ -141,7 +141,8 @@ def _parse_entry(i: int, raw: dict, kernels_dir: Path, chapters: dict, check_fil
 
 def _parse_needs(raw, backend: str, where: str) -> str | None:
     """needs: the oldest nvcc target a cuda kernel builds for (sm_80), or an arch-specific one (sm_90a); on a
-    cuBLAS reference, the oldest architecture whose tensor cores its math mode runs on (sm_80 for the tensor-core references)."""
+    cuBLAS reference, the oldest architecture whose tensor cores its math mode runs on (sm_80 for the tensor-core
+    references)."""
     if raw is None:
         return None
     if backend not in ("cuda", "cublas") or not re.fullmatch(r"sm_\d{2,3}a?", str(raw)):

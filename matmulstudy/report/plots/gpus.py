@@ -19,9 +19,9 @@ from .style import mark_chapters, save
 
 def by_gpu(studies: list[Study], size: int, stem: Path) -> list[Path]:
     """The progression on every GPU side by side: GFLOP/s, and as a fraction of each GPU's cuBLAS in the
-    steps' own precision. One pair of panels, one above the other, per precision that has steps: FP32 on the CUDA cores against
-    cuBLAS FP32, then each tensor-core precision against cuBLAS in it (many times as fast: its own GFLOP/s
-    scale; the fractions share one).
+    steps' own precision. One pair of panels, one above the other, per precision that has steps: FP32 on the
+    CUDA cores against cuBLAS FP32, then each tensor-core precision against cuBLAS in it (many times as fast:
+    its own GFLOP/s scale; the fractions share one).
 
     Each study is drawn with its own registry: its steps, then its reference; a step that only some studies
     have is a bar in those. Two studies of one GPU model are told apart by their folders' names.

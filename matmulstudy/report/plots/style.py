@@ -66,7 +66,7 @@ def _fixed_colour(variant) -> str:
 
 def titles(df: pd.DataFrame, registry: Registry) -> list[str]:
     present = set(df["variant"])
-    return [registry[vid].title for vid in sorted(present & set(registry), key=registry.course.get)]   # the course's order
+    return [registry[vid].title for vid in sorted(present & set(registry), key=registry.course.get)]   # course order
 
 
 _FOOTNOTE: str | None = None   # a line under every figure saved while it is set (footnote())
