@@ -15,7 +15,7 @@ from .figures import FIGURES
 from .results import NOT_IN_ENERGY_PHASE, at_size, failures
 from .study_facts import counts, facts, harness_checks, limits, repo_link, verification
 
-SAMPLES_LINK = ("Tables: [samples.csv.gz](samples.csv.gz) (every sample, gzip CSV; the provenance they share once, "
+SAMPLES_LINK = ("Tables: [samples.csv.gz](samples.csv.gz) (every sample, gzip CSV; what every sample shares, once, "
                 "in [measured_with.csv](measured_with.csv))")
 
 
