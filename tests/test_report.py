@@ -557,3 +557,41 @@ def test_every_snakemake_command_of_the_readme_plans_as_written(line):
         del args[i:i + 2]
     proc = snakemake("-n", *args, snakefile=snakefile)
     assert proc.returncode == 0, (line, proc.stderr[-2000:])
+
+
+def chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+
+
+HEADLESS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            "--virtual-time-budget=15000"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(chromium() is None, reason="no Chromium here (Debian's chromium package; .ci/run installs it)")
+def test_the_html_report_opens_in_a_browser_with_every_figure_and_no_console_error(rendered, tmp_path):
+    """Snakemake's HTML report of the committed studies, opened in headless Chromium as a reviewer opens it: the
+    page runs without a console error, its app draws the menu of every category of figures, every figure of
+    every study is in it with its caption, and a screenshot of it is not blank."""
+    from PIL import Image
+    html = rendered / "report.html"
+    url = html.resolve().as_uri()
+    proc = subprocess.run([chromium(), *HEADLESS, f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr",
+                           "--v=0", "--dump-dom", url], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    console = [line for line in proc.stderr.splitlines() if ":CONSOLE" in line]
+    assert not [line for line in console if "ERROR:CONSOLE" in line or "Uncaught" in line], console
+    dom, raw = proc.stdout, html.read_text()
+    for category in {f.category for f in FIGURES} | {"6. Tables", "7. Across GPUs"}:
+        assert dom.count(category) > raw.count(category), category   # drawn by the report's app, not only data
+    for folder in COMMITTED:
+        for f in FIGURES:
+            assert f"{f.name}.svg" in dom, (folder.name, f.name)
+            caption = (ROOT / "workflow" / "report" / f.caption).read_text().split()[:4]
+            assert " ".join(caption) in " ".join(dom.split()), (f.name, caption)
+    shot = tmp_path / "report.png"
+    subprocess.run([chromium(), *HEADLESS, f"--user-data-dir={tmp_path / 'shot'}", "--window-size=1400,1000",
+                    f"--screenshot={shot}", url], capture_output=True, timeout=120, check=True)
+    with Image.open(shot) as image:
+        assert len(image.convert("L").getcolors(1 << 16) or []) > 50   # text and menus, not an empty page
