@@ -76,9 +76,11 @@ def progression(study: Study, stem: Path, dtype: str = "float32", precision: str
             text += ("\nslower" if inside else " slower") * slower
             colour = "red" if slower else "black"
         if inside:
+            # white on the bar; a slower step's on a dark red patch (pale pink on a pink bar could not be read)
             ax.annotate(text, (i, medians[title]), ha="center", va="top", xytext=(0, -4),
-                        textcoords="offset points", fontsize=9, fontweight="bold",
-                        color="white" if colour == "black" else "mistyrose")
+                        textcoords="offset points", fontsize=9, fontweight="bold", color="white",
+                        bbox=None if colour == "black" else dict(boxstyle="round,pad=0.2", facecolor="darkred",
+                                                                 edgecolor="none"))
         else:
             ax.annotate(text, (i, upper[title]), ha="center", va="bottom", xytext=(0, 4),
                         textcoords="offset points", fontsize=9, color=colour)
