@@ -19,6 +19,7 @@ files.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -293,7 +294,7 @@ class Registry(Mapping):
         return [v for v in self.values()
                 if v.is_step and chapter in (None, v.chapter) and precision in (None, v.precision)]
 
-    @property
+    @functools.cached_property
     def course(self) -> dict[str, int]:
         """Each variant's place in the course: the baselines listed before the first step, then the chapters in
         order, each chapter's steps in the registry's order, then the rest (the references). The registry lists

@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from ..report import readme
+from ..study.paths import ROOT
 from ..study.registry import load_registry
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def main(argv=None) -> int:

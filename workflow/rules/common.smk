@@ -21,8 +21,9 @@ except StudyError as err:
     sys.exit(f"error: {err}")
 REGISTRY, SETTINGS = RUN.registry, RUN.settings
 LABEL, ARCH = SETTINGS.label, SETTINGS.arch
-if RUN.skipped_line():   # what this GPU cannot run, said before any job (a dry run and `build` too)
-    print(RUN.skipped_line(), file=sys.stderr)
+SKIPPED_LINE = RUN.skipped_line()
+if SKIPPED_LINE:   # what this GPU cannot run, said before any job (a dry run and `build` too)
+    print(SKIPPED_LINE, file=sys.stderr)
 if not dry_run(sys.argv):   # a build that failed is built again: while it fails, every run names it
     forget_failed(RUN.resource_reports(LABEL))
 # The study a job belongs to, for the jobs that labels share (make_inputs): in the environment, not in their
