@@ -305,7 +305,7 @@ def test_cpu_study_through_slurm_equals_a_local_run(slurm, runs):
         assert np.array_equal(np.load(inputs), np.load(twin)), inputs
     rows = read_results(on_slurm / report)
     assert list(rows["host"].unique()) == [socket.gethostname()]   # the node is recorded
-    assert rows["slurm_job_id"].notna().all() and pd.read_csv(local / report)["slurm_job_id"].isna().all()
+    assert rows["slurm_job_id"].notna().all() and read_results(local / report)["slurm_job_id"].isna().all()
 
 
 def test_gpu_jobs_ask_slurm_for_the_labels_gpu(slurm, runs):
