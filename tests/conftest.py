@@ -26,12 +26,17 @@ def gpu_unavailable_reason() -> str | None:
 
 
 def pytest_collection_modifyitems(config, items):
+    """The GPU tests skipped with the reason where no GPU is usable. Under pytest-xdist (`-n auto`, with
+    pyproject's `--dist loadgroup`), each file's tests run in one worker, so that a module's fixture (a Slurm, a
+    render of every study) is made once; every GPU test runs in one worker too, one launch at a time, as a
+    timed test must."""
     reason = None
     for item in items:
         if "gpu" in item.keywords:
             reason = reason or gpu_unavailable_reason()
             if reason:
                 item.add_marker(pytest.mark.skip(reason=reason))
+        item.add_marker(pytest.mark.xdist_group("gpu" if "gpu" in item.keywords else item.path.name))
 
 
 @pytest.fixture(scope="session")

@@ -106,6 +106,9 @@ def test_an_svg_has_the_same_bytes_whatever_the_cpus_last_bit():
     assert avx2 == avx512
     assert avx2 == ('<clipPath id="px1"><rect x="78.19" width="724.64"/></clipPath>'
                     '<path d="M 1.5 0 L 724.64 2" clip-path="url(#px1)"/><!-- 97.3125% -->')
+    # a figure's corner summed to -0.0 on one render and 0 on another (progression_by_gpu): both 0, and only those
+    assert steady_svg('<path d="M 0 -0 L -0 -0.5 L -0.004 -05"/><!-- -0 -->') == \
+        '<path d="M 0 0 L 0 -0.5 L 0 -05"/><!-- -0 -->'
 
 
 def add_a_step(repo) -> str:

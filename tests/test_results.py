@@ -146,7 +146,9 @@ def test_report_renders_from_a_results_fixture(tmp_path, registry):
 def test_the_size_sweep_draws_a_row_of_panels_per_chapter(tmp_path, registry, monkeypatch):
     """A row per chapter (its steps, with the baselines and references for scale), each panel 2.5 inches tall
     at least: in one panel the registry's 36 variants shared about 20 colours, and their legend under it
-    left it 1.4 inches."""
+    left it 1.4 inches. Within a row no two variants share both colour and marker (a chapter of 14 steps took
+    hues that repeated), and the other shapes give each variant a row of its own, labelled in course order (19
+    variants' points, 0.6 of a row apart, fell on each other)."""
     import matplotlib.pyplot as plt
     from matmulstudy.report.plots import samples
     seen = {}
@@ -154,18 +156,30 @@ def test_the_size_sweep_draws_a_row_of_panels_per_chapter(tmp_path, registry, mo
     def keep(fig, stem):
         seen["heights"] = [ax.get_position().height * fig.get_figheight() for ax in fig.axes]
         seen["titles"] = [ax.get_title() for ax in fig.axes]
+        seen["rows"] = [[t.get_text() for t in ax.get_yticklabels()] for ax in fig.axes[1::2]]
         seen["legends"] = [[t.get_text() for t in ax.get_legend().get_texts()] for ax in fig.axes
                            if ax.get_legend() is not None]
+        seen["lines"] = [{(line.get_color(), line.get_marker()) for line in ax.get_lines()
+                          if line.get_marker() not in (None, "None", "")} for ax in fig.axes[::2]]
+        seen["drawn"] = [len(ax.get_legend_handles_labels()[1]) for ax in fig.axes[::2]]
         plt.close(fig)
         return []
     monkeypatch.setattr(samples, "save", keep)
-    plots.size_sweep(fixture_study(registry, tmp_path), tmp_path / "size_sweep")
+    study = fixture_study(registry, tmp_path)
+    plots.size_sweep(study, tmp_path / "size_sweep")
     chapters = list(registry.chapters.values())
     assert len(seen["heights"]) == 2 * len(chapters) and min(seen["heights"]) >= 2.5, seen["heights"]
     assert [t.split(":")[0] for t in seen["titles"][::2]] == [c.title for c in chapters]
-    for chapter, legend in zip(chapters, seen["legends"]):   # in the registry's order, and the failure's mark
+    shapes = {f"{m}×{n}×{k}" for m, n, k in zip(study.results.M, study.results.N, study.results.K)
+              if not m == n == k}
+    for chapter, rows, legend, lines, drawn in zip(chapters, seen["rows"], seen["legends"], seen["lines"],
+                                                   seen["drawn"]):
         shown = [v.title for v in registry.values() if not v.is_step or v.chapter == chapter.id]
-        assert [t for t in legend if not t.startswith("failed")] == shown
+        assert sorted(rows, key=[v.title for v in registry.values()].index) == shown   # every variant a row
+        assert rows == [registry[v].title for v in sorted(registry, key=registry.course.get)
+                        if registry[v].title in shown]                                 # in course order
+        assert {t for t in legend if not t.startswith("failed")} == shapes
+        assert len(lines) >= drawn - legend.count("failed (failures.txt says why)")   # colour and marker: apart
     assert "failed (failures.txt says why)" in seen["legends"][0]   # the fixture's failed measurement
 
 
@@ -211,6 +225,22 @@ def test_palette_scales_to_any_number_of_steps(registry):
     many = Registry.from_entries({**registry.raw, "variants": entries})
     colours = plots.palette(many)
     assert len(set(colours.values())) == 40
+
+
+def test_a_chapters_variants_that_come_close_in_colour_differ_in_marker(registry):
+    """The size sweep draws a chapter's steps with the baselines and references: where two of them have colours
+    that come close (a chapter of more steps than its palette has colours takes evenly spaced hues, and 14 of
+    them put pinks beside pinks), their markers differ."""
+    import matplotlib.colors
+    colours, marks = plots.palette(registry), plots.markers(registry)
+    context = [v.title for v in registry.values() if not v.is_step]
+    for chapter in registry.chapters:
+        shown = [v.title for v in registry.steps(chapter)] + context
+        rgb = {t: np.array(matplotlib.colors.to_rgb(colours[t])) for t in shown}
+        close = [(a, b) for i, a in enumerate(shown) for b in shown[i + 1:]
+                 if np.abs(rgb[a] - rgb[b]).max() < 0.25]
+        assert close or chapter == "seeds"   # the test means something: the real registry has such pairs
+        assert all(marks[a] != marks[b] for a, b in close), [(a, b) for a, b in close if marks[a] == marks[b]]
 
 
 def test_hardware_figure_renders_with_and_without_ncu(tmp_path, registry):

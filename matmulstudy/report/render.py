@@ -4,6 +4,7 @@ The `plot_report` rules call this; so can anyone with the committed results:
 
     python -m matmulstudy.report.render reports/h100     # one GPU's figures and summary page
     python -m matmulstudy.report.render --all reports    # every GPU, and the comparison across them
+    python -m matmulstudy.report.render reports/h100 --only size_sweep   # some figures, and the pages
 
 Each study is drawn with its own registry and config (committed.py), never
 the live ones.
@@ -84,9 +85,11 @@ def main(argv=None) -> None:
     p.add_argument("--all", action="store_true", help="render every study under it and the cross-GPU page")
     p.add_argument("--size", type=int, help="size of the progression chart (default: the study's reference_size)")
     p.add_argument("--workers", type=int, default=1, help="figures drawn side by side (default: one at a time)")
+    p.add_argument("--only", nargs="+", metavar="FIGURE", choices=[f.name for f in FIGURES],
+                   help="draw these figures alone (the pages are written in full)")
     args = p.parse_args(argv)
     folders = studies_in(args.report) if args.all else [args.report]
-    paths = [path for folder in folders for path in render(folder, args.size, workers=args.workers)]
+    paths = [path for folder in folders for path in render(folder, args.size, args.only, args.workers)]
     if args.all:
         paths += render_gpus(folders, args.report, args.size or DEFAULT_SIZE)
     for path in paths:

@@ -9,6 +9,7 @@ try:
     from matmulstudy.report.figures import report_outputs
     from matmulstudy.study import paths
     from matmulstudy.measure.build import forget_failed
+    from matmulstudy.study import preflight
     from matmulstudy.study.workflow import StudyRun, dry_run
     from matmulstudy.errors import StudyError
 except ImportError as err:
@@ -39,6 +40,14 @@ wildcard_constraints:
     dtype="float32|int32",
     shape=r"\d+x\d+x\d+",
     seed=r"\d+",
+
+
+onstart:   # the planned jobs, before the first starts: a GPU for those that need one, folders they can write
+    try:
+        if not workflow.touch:
+            preflight.check(workflow.dag.needrun_jobs(), local=workflow.local_exec)
+    except StudyError as err:
+        sys.exit(f"error: {err}")
 
 
 onerror:

@@ -21,7 +21,7 @@ from .gpus import by_gpu
 from .power import power
 from .progression import chapter_progression, progression, progression_int32
 from .samples import margin, size_sweep, timing
-from .style import palette, placeholder
+from .style import markers, palette, placeholder
 
-__all__ = ["by_gpu", "chapter_progression", "efficiency", "hardware", "margin", "palette", "placeholder", "power",
-           "progression", "progression_int32", "roofline", "size_sweep", "timing"]
+__all__ = ["by_gpu", "chapter_progression", "efficiency", "hardware", "margin", "markers", "palette", "placeholder",
+           "power", "progression", "progression_int32", "roofline", "size_sweep", "timing"]

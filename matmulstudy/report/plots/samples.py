@@ -15,24 +15,29 @@ import seaborn as sns
 from ... import precisions
 from ..committed import Study
 from ..results import at_size, failure_kind
-from .style import IQR, mark_failures, palette, placeholder, plain_log_ticks, save, shape_label, titles
+from .style import IQR, mark_failures, markers, palette, placeholder, plain_log_ticks, save, shape_label, titles
 
 
 def size_sweep(study: Study, stem: Path) -> list[Path]:
     """GFLOP/s against size, every variant: a row of panels per chapter (its steps, with the baselines and
-    references in every row for scale), square sizes left, other shapes right, each row's legend beside it.
-    In one panel the 36 variants of a study shared about 20 colours, and a legend under them took half the
-    figure; a chapter's steps have colours of their own (style.palette)."""
+    references in every row for scale), square sizes left, other shapes right.
+
+    A chapter of 14 steps has more variants than a palette has colours that read apart: each variant is drawn
+    with a marker of its own as well (style.markers). Right, each variant has a row of its own and each shape a
+    grey of its own, so that no two variants' points fall on each other (at 0.6 of a row apart, 19 variants of
+    one chapter did); the rows' labels, each with its variant's line and marker, are the left panel's key."""
     sns.set_theme(style="whitegrid", context="notebook")
     registry, gpu = study.registry, study.gpu["gpu_name"]
-    pal = palette(registry)
+    pal, marks = palette(registry), markers(registry)
     df = study.counted[study.counted["dtype"] == "float32"]
     present = set(df["variant"])
     context = [v.id for v in registry.values() if not v.is_step and v.id in present]
     rows = [(c.title, [v.id for v in registry.steps(c.id) if v.id in present]) for c in registry.chapters.values()]
     rows = [(title, ids) for title, ids in rows if ids] or [("every variant", [])]
     ncols = 2 if not df[~_square(df)].empty else 1
-    fig, axes = plt.subplots(len(rows), ncols, figsize=(6.5 * ncols + 3.8, 4.0 * len(rows)), squeeze=False,
+    height = max(4.0, 0.24 * max(len(ids) + len(context) for _, ids in rows) + 1.2)   # a row a variant, right
+    fig, axes = plt.subplots(len(rows), ncols, figsize=(6.5 + 8.5 * (ncols - 1) + 3.8 * (2 - ncols),
+                                                        height * len(rows)), squeeze=False,
                              gridspec_kw={"width_ratios": [3, 2][:ncols]})
     for row, (title, steps) in enumerate(rows):
         ids = steps + context
@@ -40,18 +45,21 @@ def size_sweep(study: Study, stem: Path) -> list[Path]:
         order = titles(shown, registry)
         # baselines and references: every row draws them, the first marks their failures
         failing = shown if row == 0 else shown[shown["variant"].isin(steps)]
-        _sweep_square(axes[row, 0], shown[_square(shown)], failing[_square(failing)], order, pal)
+        _sweep_square(axes[row, 0], shown[_square(shown)], failing[_square(failing)], order, pal, marks)
         axes[row, 0].set_title(f"{title}: square matrices", fontsize=11)
-        if ncols == 2:
-            _sweep_other(axes[row, 1], shown[~_square(shown)], failing[~_square(failing)], order, pal)
-            axes[row, 1].set_title(f"{title}: non-square shapes", fontsize=11)
         handles, labels = axes[row, 0].get_legend_handles_labels()
         axes[row, 0].get_legend().remove()
+        if ncols == 2:
+            _sweep_other(axes[row, 1], shown[~_square(shown)], failing[~_square(failing)], order, pal, marks)
+            axes[row, 1].set_title(f"{title}: other shapes, a row per variant", fontsize=11)
+            failed = [(h, t) for h, t in zip(handles, labels) if t not in order]   # the red crosses' entry
+            handles, labels = axes[row, 1].get_legend_handles_labels()
+            handles, labels = handles + [h for h, _ in failed], labels + [t for _, t in failed]
         axes[row, -1].legend(handles, labels, loc="center left", bbox_to_anchor=(1.02, 0.5), frameon=False,
-                             fontsize=9)
+                             fontsize=9, title="shape M×N×K" if ncols == 2 else None, title_fontsize=9)
     fig.suptitle(f"Matrix multiplication, float32, on {gpu}: median of the timed runs, "
                  "band/bars = interquartile range", fontsize=12)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.3 / fig.get_figheight()))   # the title above the first row's
     return save(fig, stem)
 
 
@@ -59,10 +67,12 @@ def _square(df: pd.DataFrame) -> pd.Series:
     return (df["M"] == df["N"]) & (df["N"] == df["K"])
 
 
-def _sweep_square(ax, square: pd.DataFrame, failing: pd.DataFrame, order: list[str], pal: dict) -> None:
+def _sweep_square(ax, square: pd.DataFrame, failing: pd.DataFrame, order: list[str], pal: dict,
+                  marks: dict) -> None:
     """GFLOP/s against the square size n, a line per variant (`order`: the titles in the legend's order)."""
     sns.lineplot(data=square[square["verified"]], x="M", y="gflops", hue="title", hue_order=order, palette=pal,
-                 estimator="median", errorbar=IQR, marker="o", ax=ax)
+                 style="title", style_order=order, markers=marks, dashes=False, estimator="median",
+                 errorbar=IQR, markersize=6, ax=ax)
     mark_failures(ax, failing[~failing["verified"]].drop_duplicates(["variant", "M"]), "M")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
@@ -74,23 +84,40 @@ def _sweep_square(ax, square: pd.DataFrame, failing: pd.DataFrame, order: list[s
     ax.set_ylabel("GFLOP/s (2·M·N·K / time), log scale")
 
 
-def _sweep_other(ax, other: pd.DataFrame, failing: pd.DataFrame, order: list[str], pal: dict) -> None:
-    """GFLOP/s at each non-square shape, a point per variant."""
-    other = other.assign(shape=other["M"].astype(str) + "×" + other["N"].astype(str) + "×" + other["K"].astype(str))
-    shapes = list(dict.fromkeys(other.sort_values(["M", "N", "K"])["shape"]))
-    # points, not bars: a bar's length means nothing on a log axis
-    sns.pointplot(data=other[other["verified"]], y="shape", x="gflops", hue="title", order=shapes,
-                  hue_order=order, palette=pal, estimator="median", errorbar=IQR, dodge=0.6,
-                  linestyle="none", markers="o", ax=ax, legend=False)
+# The other shapes' points: a grey and a marker each, in the order of their M, N, K.
+SHAPE_STYLES = (("o", "#111111"), ("s", "#6e6e6e"), ("D", "#b0b0b0"), ("^", "#3a3a3a"), ("v", "#909090"))
+
+
+def _sweep_other(ax, other: pd.DataFrame, failing: pd.DataFrame, order: list[str], pal: dict, marks: dict) -> None:
+    """GFLOP/s at each non-square shape: a row per variant (`order`), a point and its interquartile range per
+    shape; each row's label has its variant's line and marker, as the left panel draws them."""
+    shapes = sorted(set(zip(other["M"], other["N"], other["K"])))
+    quartiles = (other[other["verified"]].groupby(["title", "M", "N", "K"])["gflops"]
+                 .quantile([0.25, 0.5, 0.75]).unstack())
+    rows = {title: i for i, title in enumerate(order)}
+    offsets = np.linspace(-0.22, 0.22, len(shapes)) if len(shapes) > 1 else [0.0]
+    for shape, offset, (marker, grey) in zip(shapes, offsets, SHAPE_STYLES * len(shapes)):
+        q = quartiles[quartiles.index.droplevel("title").isin([shape])]
+        y = [rows[title] + offset for title in q.index.get_level_values("title")]
+        ax.errorbar(q[0.5], y, xerr=[q[0.5] - q[0.25], q[0.75] - q[0.5]], fmt=marker, color=grey, ms=4.5,
+                    mec="black", mew=0.5, elinewidth=1, label=shape_label(*shape))
     bad = failing[~failing["verified"]].drop_duplicates(["variant", "M", "N", "K"])
     for _, r in bad.iterrows():
-        tag = f"{r['M']}×{r['N']}×{r['K']}"
-        ax.annotate(f"{r['variant']}: {failure_kind(r.to_frame().T)}", (0.02, shapes.index(tag)),
-                    xycoords=("axes fraction", "data"), color="red", fontsize=8)
+        ax.annotate(f"{shape_label(r['M'], r['N'], r['K'])}: {failure_kind(r.to_frame().T)}",
+                    (0.02, rows[r["title"]]), xycoords=("axes fraction", "data"), va="center", color="red",
+                    fontsize=8)
+    ax.set_yticks(range(len(order)), order, fontsize=9)
+    ax.set_ylim(len(order) - 0.5, -0.5)
+    ax.tick_params(axis="y", pad=30)   # room for each row's key, between its label and the axes
+    for title, i in rows.items():
+        key = (-0.075, -0.02)
+        ax.plot(key, [i, i], transform=ax.get_yaxis_transform(), color=pal[title], lw=1.5, clip_on=False)
+        ax.plot(np.mean(key), i, transform=ax.get_yaxis_transform(), color=pal[title], marker=marks[title],
+                ms=6, clip_on=False)
     ax.set_xscale("log")
     plain_log_ticks(ax.xaxis)
     ax.set_xlabel("GFLOP/s, log scale")
-    ax.set_ylabel("shape M×N×K")
+    ax.set_ylabel("")
 
 
 RETAKEN = "taken again (a throttled batch: not counted)"

@@ -57,6 +57,20 @@ def palette(registry: Registry) -> dict[str, tuple]:
     return out
 
 
+# Markers that read apart at 6 points, for the figures whose lines share a panel (size_sweep).
+MARKERS = ("o", "s", "D", "^", "v", "P", "X", "<", ">", "p", "h", "*", "d")
+
+
+def markers(registry: Registry) -> dict[str, str]:
+    """One marker per variant title: each chapter's steps take MARKERS in order, so that two steps whose colours
+    come close (a chapter of more steps than its palette has colours takes evenly spaced hues) differ in marker;
+    the baselines and references a circle, as their colours are their own."""
+    out = {v.title: MARKERS[j % len(MARKERS)] for chapter in registry.chapters
+           for j, v in enumerate(registry.steps(chapter))}
+    out.update({v.title: "o" for v in registry.values() if not v.is_step})
+    return out
+
+
 def _fixed_colour(variant) -> str:
     """A baseline's or a reference's colour: the CPU backend's, or the precision's of a cuBLAS reference."""
     if variant.backend == "cublas" and variant.precision in precisions.PRECISIONS:
@@ -118,6 +132,7 @@ def save(fig, stem: Path) -> list[Path]:
 SVG_DECIMALS = 2   # of a point (1/72 inch): far below what a screen or a printer shows
 _ATTRIBUTE = re.compile(r'="([^"]*)"')
 _LONG_NUMBER = re.compile(r"-?\d+\.\d{%d,}" % (SVG_DECIMALS + 1))
+_NEGATIVE_ZERO = re.compile(r"(?<![\w.])-0(?![\w.])")   # a coordinate summed to -0.0 on one render, 0 on another
 _HASHED_ID = re.compile(r'id="((?:m|p|C\d+_\d+_)[0-9a-f]{10})"')
 
 
@@ -127,7 +142,7 @@ def steady_svg(text: str) -> str:
     Its coordinates carry six decimals, and the last of them depends on the
     CPU: NumPy picks its SIMD code (AVX2, AVX-512) at run time, and the
     logarithms of a log axis differ there in the last bit. Coordinates are
-    rounded to SVG_DECIMALS, and the ids Matplotlib makes by hashing
+    rounded to SVG_DECIMALS (and a -0 written 0), and the ids Matplotlib makes by hashing
     coordinates (clip paths, markers, collections) are numbered in order of
     appearance instead. Only attribute values change: the text in comments
     (a label's words) is left as it is.
@@ -136,7 +151,8 @@ def steady_svg(text: str) -> str:
         short = f"{float(match.group()):.{SVG_DECIMALS}f}".rstrip("0").rstrip(".")
         return "0" if short == "-0" else short
 
-    text = _ATTRIBUTE.sub(lambda m: '="' + _LONG_NUMBER.sub(rounded, m.group(1)) + '"', text)
+    text = _ATTRIBUTE.sub(lambda m: '="' + _NEGATIVE_ZERO.sub("0", _LONG_NUMBER.sub(rounded, m.group(1))) + '"',
+                          text)
     hashed = dict.fromkeys(_HASHED_ID.findall(text))
     for n, old in enumerate(hashed, 1):
         text = text.replace(old, f"{old[:-10]}x{n}")
