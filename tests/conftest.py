@@ -26,17 +26,27 @@ def gpu_unavailable_reason() -> str | None:
 
 
 def pytest_collection_modifyitems(config, items):
-    """The GPU tests skipped with the reason where no GPU is usable. Under pytest-xdist (`-n auto`, with
-    pyproject's `--dist loadgroup`), each file's tests run in one worker, so that a module's fixture (a Slurm, a
-    render of every study) is made once; every GPU test runs in one worker too, one launch at a time, as a
-    timed test must."""
     reason = None
     for item in items:
         if "gpu" in item.keywords:
             reason = reason or gpu_unavailable_reason()
             if reason:
                 item.add_marker(pytest.mark.skip(reason=reason))
-        item.add_marker(pytest.mark.xdist_group("gpu" if "gpu" in item.keywords else item.path.name))
+
+
+@pytest.fixture(autouse=True)
+def one_gpu_test_at_a_time(request, tmp_path_factory):
+    """A GPU test has the GPU to itself. Under pytest-xdist (`-n auto`; pyproject's `--dist loadfile` keeps a
+    file's tests, and its module fixtures, in one worker) the workers take turns through a lock file that they
+    share: a timed test beside another's launches would time both. (xdist's loadgroup would do it by marks, but
+    it groups nothing under pytest 9.2: pytest-dev/pytest-xdist#1386.)"""
+    if request.node.get_closest_marker("gpu") is None:
+        yield
+        return
+    import fcntl
+    with open(tmp_path_factory.getbasetemp().parent / "gpu.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 @pytest.fixture(scope="session")
