@@ -7,9 +7,8 @@ import sys
 try:
     from matmulstudy.report import ending
     from matmulstudy.report.figures import report_outputs
-    from matmulstudy.study import paths
+    from matmulstudy.study import paths, preflight
     from matmulstudy.measure.build import forget_failed
-    from matmulstudy.study import preflight
     from matmulstudy.study.workflow import StudyRun, dry_run
     from matmulstudy.errors import StudyError
 except ImportError as err:

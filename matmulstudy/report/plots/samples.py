@@ -36,8 +36,8 @@ def size_sweep(study: Study, stem: Path) -> list[Path]:
     rows = [(title, ids) for title, ids in rows if ids] or [("every variant", [])]
     ncols = 2 if not df[~_square(df)].empty else 1
     height = max(4.0, 0.24 * max(len(ids) + len(context) for _, ids in rows) + 1.2)   # a row a variant, right
-    fig, axes = plt.subplots(len(rows), ncols, figsize=(6.5 + 8.5 * (ncols - 1) + 3.8 * (2 - ncols),
-                                                        height * len(rows)), squeeze=False,
+    width = 6.5 + (8.5 if ncols == 2 else 3.8)   # the square panel, then the other shapes' with their labels
+    fig, axes = plt.subplots(len(rows), ncols, figsize=(width, height * len(rows)), squeeze=False,
                              gridspec_kw={"width_ratios": [3, 2][:ncols]})
     for row, (title, steps) in enumerate(rows):
         ids = steps + context
