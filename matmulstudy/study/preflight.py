@@ -36,8 +36,12 @@ def check(jobs, local: bool) -> None:
         except StudyError as err:
             raise StudyError(f"{err}; nothing was run: {len(gpu_jobs)} job(s) of this study need the GPU "
                              "(`snakemake build` builds what needs none)") from None
+    asked = set()   # each output folder once: a study's hundreds of outputs lie in a few dozen folders
     for job in jobs:
         for output in job.output:
+            if Path(output).parent in asked:
+                continue
+            asked.add(Path(output).parent)
             folder = _unwritable(Path(output))
             if folder is not None:
                 raise StudyError(f"{folder} is not writable, and rule {job.rule.name} writes {output} there; "

@@ -4,6 +4,7 @@ median, and each measurement's verification margin."""
 from __future__ import annotations
 
 import inspect
+import itertools
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -96,7 +97,7 @@ def _sweep_other(ax, other: pd.DataFrame, failing: pd.DataFrame, order: list[str
                  .quantile([0.25, 0.5, 0.75]).unstack())
     rows = {title: i for i, title in enumerate(order)}
     offsets = np.linspace(-0.22, 0.22, len(shapes)) if len(shapes) > 1 else [0.0]
-    for shape, offset, (marker, grey) in zip(shapes, offsets, SHAPE_STYLES * len(shapes)):
+    for shape, offset, (marker, grey) in zip(shapes, offsets, itertools.cycle(SHAPE_STYLES)):
         q = quartiles[quartiles.index.droplevel("title").isin([shape])]
         y = [rows[title] + offset for title in q.index.get_level_values("title")]
         ax.errorbar(q[0.5], y, xerr=[q[0.5] - q[0.25], q[0.75] - q[0.5]], fmt=marker, color=grey, ms=4.5,
