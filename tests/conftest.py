@@ -36,16 +36,19 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(autouse=True)
 def one_gpu_test_at_a_time(request, tmp_path_factory):
-    """A GPU test has the GPU to itself. Under pytest-xdist (`-n auto`; pyproject's `--dist loadfile` keeps a
-    file's tests, and its module fixtures, in one worker) the workers take turns through a lock file that they
-    share: a timed test beside another's launches would time both. (xdist's loadgroup would do it by marks, but
-    it groups nothing under pytest 9.2: pytest-dev/pytest-xdist#1386.)"""
+    """A timed GPU test has the GPU to itself; the other GPU tests share it. Under pytest-xdist (`-n auto`;
+    pyproject's `--dist loadfile` keeps a file's tests, and its module fixtures, in one worker) the workers take
+    a lock file that they share: a `timed` test takes it alone, since a timed launch beside another's launches
+    would time both; a test that only checks results (the kernels' shapes, the sanitizer) takes it beside the
+    others, so that the checks run side by side. (xdist's loadgroup would group by marks, but it groups nothing
+    under pytest 9.2: pytest-dev/pytest-xdist#1386.)"""
     if request.node.get_closest_marker("gpu") is None:
         yield
         return
     import fcntl
+    alone = request.node.get_closest_marker("timed") is not None
     with open(tmp_path_factory.getbasetemp().parent / "gpu.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        fcntl.flock(lock, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
         yield
 
 

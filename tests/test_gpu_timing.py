@@ -8,7 +8,7 @@ from matmulstudy.measure import bench, data
 from matmulstudy.study.settings import Timing, default_settings
 from matmulstudy.study.shapes import Shape
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.timed]
 
 BASE = Timing(warmup=2, cache="cold", min_samples=5, max_samples=5000, max_noise=0.005, max_time_s=1.0,
               throttle_fraction=0.9)

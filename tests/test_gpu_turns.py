@@ -1,4 +1,4 @@
-"""The test suite's own rule for the GPU (conftest.py): under pytest-xdist, GPU tests take turns."""
+"""The test suite's own rule for the GPU (conftest.py): under pytest-xdist, a timed GPU test has the GPU to itself."""
 
 import subprocess
 import sys
@@ -18,26 +18,38 @@ GPU_TEST = """
 import time
 import pytest
 
-@pytest.mark.gpu
+@pytest.mark.gpu{timed}
 def test_on_the_gpu(tmp_path_factory):
+    shared = tmp_path_factory.getbasetemp().parent
     start = time.monotonic()
+    (shared / "{name}.started").touch()
+    if {wait_for!r}:   # an untimed test waits (up to 20 s) until the other untimed one is in too
+        deadline = start + 20
+        while not (shared / "{wait_for}.started").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert (shared / "{wait_for}.started").exists(), "the other untimed GPU test never ran beside this one"
     time.sleep(1.0)
-    with open(tmp_path_factory.getbasetemp().parent / "spans.txt", "a") as fh:
-        fh.write(f"{start} {time.monotonic()}\\n")
+    with open(shared / "spans.txt", "a") as fh:
+        fh.write(f"{name} {{start}} {{time.monotonic()}}\\n")
 """
 
 
-def test_gpu_tests_in_two_workers_never_overlap(tmp_path):
-    """Two files, one GPU test each: `--dist loadfile` sends them to two workers, and each holds the lock while it
-    runs, so that the second starts once the first has ended (without the lock they ran side by side)."""
+def test_a_timed_gpu_test_has_the_gpu_to_itself_and_the_others_share_it(tmp_path):
+    """Three files, one GPU test each: `--dist loadfile` sends them to three workers. The two untimed tests share
+    the lock, so each finds the other running (with the lock taken alone, the second waits for the first, and the
+    first gives up waiting for it); the timed one takes the lock alone, so it overlaps neither."""
     (tmp_path / "conftest.py").write_text(SUITE_CONFTEST)
-    for name in ("test_a.py", "test_b.py"):
-        (tmp_path / name).write_text(textwrap.dedent(GPU_TEST))
+    tests = {"timed": ("\n@pytest.mark.timed", ""), "check_a": ("", "check_b"), "check_b": ("", "check_a")}
+    for name, (timed, wait_for) in tests.items():
+        (tmp_path / f"test_{name}.py").write_text(GPU_TEST.format(name=name, timed=timed, wait_for=wait_for))
     base = tmp_path / "base"   # the workers' temporary folders go under it, and their lock file and spans in it
     base.mkdir()
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", "--dist",
-                           "loadfile", "--basetemp", str(base), "-o", "markers=gpu", str(tmp_path)],
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "3", "--dist",
+                           "loadfile", "--basetemp", str(base), "-o", "markers=gpu\ntimed", str(tmp_path)],
                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    spans = sorted(tuple(map(float, line.split())) for line in (base / "spans.txt").read_text().splitlines())
-    assert len(spans) == 2 and spans[0][1] <= spans[1][0], spans
+    spans = {name: (float(a), float(b)) for name, a, b in
+             (line.split() for line in (base / "spans.txt").read_text().splitlines())}
+    assert sorted(spans) == sorted(tests), spans
+    for other in ("check_a", "check_b"):
+        assert spans["timed"][1] <= spans[other][0] or spans[other][1] <= spans["timed"][0], spans
