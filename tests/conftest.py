@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 import subprocess
 import sys
@@ -65,25 +66,51 @@ def default_config():
         return yaml.safe_load(fh)
 
 
+def built_once(tmp_path_factory, name: str, make):
+    """The folder that `make(folder)` builds into, and what it returned (a JSON value: paths, reports), made once
+    per test session: the xdist workers share it, the first to come building while the others wait."""
+    import fcntl
+    import json
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent   # the session's folder, above the workers' own
+    folder, made = base / name, base / name / "built.json"
+    with open(base / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not made.exists():
+            folder.mkdir(exist_ok=True)
+            made.write_text(json.dumps(make(folder)))
+    return folder, json.loads(made.read_text())
+
+
+def build_variants(registry, out: Path, arch: str, unsupported=lambda v: None) -> list:
+    """Every cuda variant in each of its dtypes built for `arch`, as many nvcc at once as there are cores:
+    [[id, dtype, cubin, resource report, nvcc's log], ...]; cubin None where `unsupported` gives a reason."""
+    import io
+    from concurrent.futures import ThreadPoolExecutor
+
+    from matmulstudy.measure import build
+
+    def one(v, dtype):
+        if unsupported(v):
+            return [v.id, dtype, None, None, ""]
+        log, cubin = io.StringIO(), out / f"{v.id}.{dtype}.cubin"
+        report = build.build(v, cubin, out / f"{v.id}.{dtype}.json", v.target(arch), log, dtype=dtype)
+        return [v.id, dtype, str(cubin), report, log.getvalue()]
+
+    jobs = [(v, dtype) for v in registry.values() if v.backend == "cuda" for dtype in v.dtypes]
+    with ThreadPoolExecutor(os.cpu_count()) as pool:
+        return list(pool.map(lambda job: one(*job), jobs))
+
+
 @pytest.fixture(scope="session")
 def sm90_builds(registry, tmp_path_factory):
     """Every cuda variant in each of its dtypes, built once per test session for sm_90 (no GPU needed):
     {(id, dtype): (cubin, resource report, nvcc's log)}."""
-    import io
-
-    from matmulstudy.measure import build
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc is not on PATH")
-    out = tmp_path_factory.mktemp("sm90")
-    builds = {}
-    for v in registry.values():
-        if v.backend == "cuda":
-            for dtype in v.dtypes:
-                log = io.StringIO()
-                cubin = out / f"{v.id}.{dtype}.cubin"
-                report = build.build(v, cubin, out / f"{v.id}.{dtype}.json", v.target("sm_90"), log, dtype=dtype)
-                builds[v.id, dtype] = (cubin, report, log.getvalue())
-    return builds
+    _, built = built_once(tmp_path_factory, "sm90", lambda out: build_variants(registry, out, "sm_90"))
+    return {(vid, dtype): (Path(cubin), report, log) for vid, dtype, cubin, report, log in built}
 
 
 @pytest.fixture(scope="session")
@@ -96,19 +123,15 @@ def gpu_builds(registry, tmp_path_factory):
     from matmulstudy.gpu import host
     from matmulstudy.measure import build, sanitize
     arch = host.arch_of(host.visible_gpu()["compute_capability"])
-    out = tmp_path_factory.mktemp("gpu_builds")
+
+    def make(out):
+        build.build_harness(arch, out / "harness.cubin", io.StringIO())
+        sanitize.build_launcher(out / "launch", io.StringIO())
+        return build_variants(registry, out, arch, lambda v: v.unsupported(arch))
+
+    out, built = built_once(tmp_path_factory, f"gpu_builds_{arch}", make)
     paths = {"arch": arch, "harness": out / "harness.cubin", "launcher": out / "launch"}
-    build.build_harness(arch, paths["harness"], io.StringIO())
-    sanitize.build_launcher(paths["launcher"], io.StringIO())
-    for v in registry.values():
-        if v.backend == "cuda":
-            for dtype in v.dtypes:
-                if v.unsupported(arch):
-                    paths[v.id, dtype] = None
-                    continue
-                path = out / f"{v.id}.{dtype}.cubin"
-                build.build(v, path, out / f"{v.id}.{dtype}.json", v.target(arch), io.StringIO(), dtype=dtype)
-                paths[v.id, dtype] = path
+    paths.update({(vid, dtype): cubin and Path(cubin) for vid, dtype, cubin, _, _ in built})
     return paths
 
 
