@@ -35,6 +35,13 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(pytest.mark.skip(reason=reason))
 
 
+def shared_by_workers(tmp_path_factory) -> Path:
+    """The test session's temporary folder that its pytest-xdist workers share (the one above their own), or,
+    without xdist, the session's own."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
 @pytest.fixture(autouse=True)
 def one_gpu_test_at_a_time(request, tmp_path_factory):
     """A timed GPU test has the GPU to itself; the other GPU tests share it. Under pytest-xdist (`-n auto`;
@@ -48,7 +55,7 @@ def one_gpu_test_at_a_time(request, tmp_path_factory):
         return
     import fcntl
     alone = request.node.get_closest_marker("timed") is not None
-    with open(tmp_path_factory.getbasetemp().parent / "gpu.lock", "w") as lock:
+    with open(shared_by_workers(tmp_path_factory) / "gpu.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
         yield
 
@@ -71,9 +78,7 @@ def built_once(tmp_path_factory, name: str, make):
     per test session: the xdist workers share it, the first to come building while the others wait."""
     import fcntl
     import json
-    base = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        base = base.parent   # the session's folder, above the workers' own
+    base = shared_by_workers(tmp_path_factory)
     folder, made = base / name, base / name / "built.json"
     with open(base / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)

@@ -39,9 +39,10 @@ def check(jobs, local: bool) -> None:
     asked = set()   # each output folder once: a study's hundreds of outputs lie in a few dozen folders
     for job in jobs:
         for output in job.output:
-            if Path(output).parent in asked:
+            parent = Path(output).parent
+            if parent in asked:
                 continue
-            asked.add(Path(output).parent)
+            asked.add(parent)
             folder = _unwritable(Path(output))
             if folder is not None:
                 raise StudyError(f"{folder} is not writable, and rule {job.rule.name} writes {output} there; "
