@@ -22,7 +22,7 @@ def test_every_kernel_file_is_in_the_registry(registry):
     assert listed == on_disk
     assert {p.parts[0] for p in on_disk} == set(registry.chapters) | {"baselines"}
     headers = {p.relative_to(KERNELS_DIR) for p in KERNELS_DIR.rglob("*.cuh")}
-    assert headers and {p.parent.name for p in headers} == {"common"}
+    assert headers and {p.parent.name for p in headers} == {"common", "sm90"}
 
 
 def test_kernel_function_is_named_after_the_variant(registry):
@@ -91,32 +91,38 @@ def test_steps_39_and_41_launch_whole_rounds_of_tiles_in_whole_clusters(registry
         assert v.launch_grid(M, N, 132) == (blocks, 1, 1), (M, N)
 
 
-@pytest.mark.parametrize("step, before", [("gpu_wgmma_bf16_whole_waves", "gpu_wgmma_bf16_one_copy"),
-                                          ("gpu_wgmma_whole_waves", "gpu_wgmma_one_copy"),
-                                          ("gpu_wgmma_one_copy", "gpu_wgmma_queued"),
-                                          ("gpu_wgmma_bf16_one_producer", "gpu_wgmma_bf16_whole_waves"),
-                                          ("gpu_wgmma_bf16_stepped_descriptors", "gpu_wgmma_bf16_one_producer"),
-                                          ("gpu_wgmma_bf16_drawn_late", "gpu_wgmma_bf16_stepped_descriptors")])
-def test_steps_39_to_44_change_one_thing_of_the_step_before(registry, step, before):
-    """39 and 41 the grid only, 40 B's box only (its slice in one copy), 42 its producer warps only, 43 how its
-    descriptors are built only, 44 when its tickets are drawn only, besides what they say of themselves; the
-    kernels' bodies are the same call."""
+def code_lines(variant) -> list[str]:
+    """A kernel file's code: no comments, no blank lines, its kernel's name as `kernel`."""
+    text = re.sub(r"//.*", "", variant.file.read_text()).replace(variant.kernel, "kernel")
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("step, before, change", [
+    ("gpu_wgmma_one_copy", "gpu_wgmma_queued",
+     "using Mainloop = Tf32Mainloop<Overlap::next_slice, false, false, B_BLOCKS>;"),
+    ("gpu_wgmma_bf16_one_producer", "gpu_wgmma_bf16_whole_waves",
+     "gemm<Mainloop, Scheduler, BufferStore, 1>(M, N, K, A, B, C, &map_a, &map_b, &map_c);"),
+    ("gpu_wgmma_bf16_stepped_descriptors", "gpu_wgmma_bf16_one_producer",
+     "using Mainloop = Bf16Mainloop<true, false, B_BLOCKS>;"),
+    ("gpu_wgmma_bf16_drawn_late", "gpu_wgmma_bf16_stepped_descriptors", "using Scheduler = QueuedTiles<GROUP, true>;")])
+def test_a_tensor_core_steps_change_is_one_line_of_its_file(registry, step, before, change):
+    """The three roles composed as types (kernels/sm90/gemm.cuh): a step that changes its mainloop, its scheduler
+    or its producer's warps changes one line of its file's code from the step before, and no define of the
+    registry but the geometry its host needs too (B_BLOCKS: the 3-D map of B)."""
     new, old = registry[step], registry[before]
-    changed = {f.name for f in dataclasses.fields(new) if getattr(new, f.name) != getattr(old, f.name)}
-    described = {"id", "order", "kernel", "file", "title", "source", "shows"}
-    assert changed - described - {"grid_expr", "defines", "maps_expr"} == set()
-    if step == "gpu_wgmma_one_copy":
-        assert new.defines == {**old.defines, "B_BLOCKS": 4} and new.tensor_maps["B"] == (*old.tensor_maps["B"], 4)
-    elif step == "gpu_wgmma_bf16_one_producer":
-        assert new.defines == {**old.defines, "PRODUCER_WARPS": 1} and new.grid_expr == old.grid_expr
-    elif step == "gpu_wgmma_bf16_stepped_descriptors":
-        assert new.defines == {**old.defines, "STEPPED_DESCRIPTORS": 1} and new.grid_expr == old.grid_expr
-    elif step == "gpu_wgmma_bf16_drawn_late":
-        assert new.defines == {**old.defines, "DRAW_LATE": 1} and new.grid_expr == old.grid_expr
-    else:
-        assert new.defines == old.defines and new.tensor_maps == old.tensor_maps and new.grid_expr != old.grid_expr
-    body = re.compile(r"\)\s*\{(.*)\}\s*$", re.S)
-    assert body.search(new.file.read_text()).group(1) == body.search(old.file.read_text()).group(1)
+    added = [line for line in code_lines(new) if line not in code_lines(old)]
+    removed = [line for line in code_lines(old) if line not in code_lines(new)]
+    assert added == [change] and len(removed) == 1, (added, removed)
+    extra = {"B_BLOCKS": 4} if step == "gpu_wgmma_one_copy" else {}
+    assert new.defines == {**old.defines, **extra} and new.grid_expr == old.grid_expr
+
+
+@pytest.mark.parametrize("step, before", [("gpu_wgmma_bf16_whole_waves", "gpu_wgmma_bf16_one_copy"),
+                                          ("gpu_wgmma_whole_waves", "gpu_wgmma_one_copy")])
+def test_the_whole_waves_steps_change_the_grid_alone(registry, step, before):
+    new, old = registry[step], registry[before]
+    assert new.defines == old.defines and new.tensor_maps == old.tensor_maps and new.grid_expr != old.grid_expr
+    assert code_lines(new) == code_lines(old)
 
 
 def test_steps_come_in_their_files_order_chapter_by_chapter(registry):

@@ -10,7 +10,7 @@ from matmulstudy.gpu import tma
 from matmulstudy.measure import sanitize
 from matmulstudy.study.shapes import Shape
 from matmulstudy.errors import StudyError
-from matmulstudy.study.paths import KERNEL_HEADERS, ROOT
+from matmulstudy.study.paths import ROOT, SM90_HEADERS
 from matmulstudy.study.registry import load_registry
 
 BOXES = {"A": (256, 32), "B": (32, 32)}
@@ -56,23 +56,23 @@ def test_maps_only_where_every_row_starts_on_16_bytes_as_the_kernel_decides(M, N
     assert (plans["A"] is not None, plans["B"] is not None, plans["C"] is not None) == (loads, loads, store)
     if not loads and not store:
         assert tma.map_arguments({**BOXES, "C": (256, 32)}, M, N, K, {"A": a, "B": b, "C": c}) == [bytes(128)] * 3
-    source = (KERNEL_HEADERS / "tma_pipeline.cuh").read_text()
+    source = (SM90_HEADERS / "mainloop_tf32.cuh").read_text()
     rule = source[source.index("bool maps_usable"):].split("}")[0]
     assert "K % 4 == 0 && N % 4 == 0" in rule and "(A) % 16 == 0" in rule and "(B) % 16 == 0" in rule
-    source = (KERNEL_HEADERS / "hopper.cuh").read_text()
+    source = (SM90_HEADERS / "hopper.cuh").read_text()
     rule = source[source.index("bool store_map_usable"):].split("}")[0]
     assert "N % 4 == 0" in rule and "(C) % 16 == 0" in rule
 
 
 def test_the_bf16_kernels_load_through_maps_by_the_hosts_bf16_rule():
     """BF16's A and B have maps where K and N are multiples of 8 and both are on 16 bytes (tma.plan with BF16
-    elements), and the BF16 steps' producer takes the same rule (wgmma_bf16.cuh's maps_usable)."""
+    elements), and the BF16 steps' producer takes the same rule (mainloop_bf16.cuh's maps_usable)."""
     boxes = {"A": (128, 64), "B": (64, 64), "C": (64, 32)}
     for (M, N, K), loads in (((100, 16, 24), True), ((100, 16, 20), False), ((100, 12, 24), False)):
         plans = tma.plan(boxes, M, N, K, ADDRESSES, tma.BFLOAT16)
         assert (plans["A"] is not None, plans["B"] is not None) == (loads, loads)
         assert plans["C"] is not None   # C stays float32: N % 4 == 0
-    source = (KERNEL_HEADERS / "wgmma_bf16.cuh").read_text()
+    source = (SM90_HEADERS / "mainloop_bf16.cuh").read_text()
     rule = source[source.index("bool maps_usable"):].split("}")[0]
     assert "K % 8 == 0 && N % 8 == 0" in rule and "(A) % 16 == 0" in rule and "(B) % 16 == 0" in rule
 
@@ -122,8 +122,8 @@ def test_a_box_of_blocks_is_one_3d_map_where_the_columns_are_whole_blocks_as_the
     assert plans["A"] == tma.MapPlan(dims=(72, 300), row_bytes=72 * 2, box=(64, 128), elem=tma.BFLOAT16)
     assert tma.plan(boxes, 300, 200, 72, ADDRESSES, tma.BFLOAT16)["B"] == tma.MapPlan(
         dims=(200, 72), row_bytes=200 * 2, box=(64, 64), elem=tma.BFLOAT16)   # 200 = 3 blocks and 8 columns
-    source = (KERNEL_HEADERS / "producer.cuh").read_text()
-    assert "B_BLOCKS > 1 && N % BOX_COLUMNS == 0" in source and "tma_load_3d" in source
+    source = (SM90_HEADERS / "producer.cuh").read_text()
+    assert "BOXES > 1 && N % BOX_COLUMNS == 0" in source and "tma_load_3d" in source
     assert "blocks > 1 && cols % box_cols == 0" in (ROOT / "matmulstudy" / "gpu" / "launch.cu").read_text()
 
 

@@ -62,11 +62,16 @@
 // instruction's N), BK (64: one 128-byte swizzle row of A), STAGES.
 // Needs sm_90a (wgmma, setmaxnreg): `needs: sm_90a` in the registry.
 
-#include "../common/wgmma_bf16.cuh"   // the ring, produce_tile, Consumer, multiply_tile (and hopper.cuh)
+#include "../sm90/mainloop_bf16.cuh"
+#include "../sm90/gemm.cuh"
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
-gpu_wgmma_bf16(int M, int N, int K, const bf16* __restrict__ A, const bf16* __restrict__ B, float* __restrict__ C,
-               const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b)
+using Mainloop = Bf16Mainloop<false, true>;
+using Scheduler = OneTile<1>;
+
+extern "C" __global__ void __launch_bounds__(Mainloop::THREADS, 1)
+gpu_wgmma_bf16(int M, int N, int K, const bf16* __restrict__ A, const bf16* __restrict__ B,
+               float* __restrict__ C, const __grid_constant__ CUtensorMap map_a,
+               const __grid_constant__ CUtensorMap map_b)
 {
-    multiply_tile(M, N, K, A, B, C, &map_a, &map_b);   // the roles above (wgmma_bf16.cuh)
+    gemm<Mainloop, Scheduler, DirectStore>(M, N, K, A, B, C, &map_a, &map_b, nullptr);
 }

@@ -48,16 +48,16 @@
 //
 // Parameters: step 33's; the grid is the registry's. Needs sm_90a.
 
-#include "../common/persistent_bf16.cuh"   // step 33's producer and consumers, tile after tile
+#include "../sm90/mainloop_bf16.cuh"
+#include "../sm90/gemm.cuh"
 
-#if GROUP != 1
-#error "step 34 walks the tiles in row order (GROUP 1)"
-#endif
+using Mainloop = Bf16Mainloop<false, true>;
+using Scheduler = StridedTiles<1>;
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
+extern "C" __global__ void __launch_bounds__(Mainloop::THREADS, 1)
 gpu_wgmma_bf16_persistent(int M, int N, int K, const bf16* __restrict__ A, const bf16* __restrict__ B,
                           float* __restrict__ C, const __grid_constant__ CUtensorMap map_a,
                           const __grid_constant__ CUtensorMap map_b, const __grid_constant__ CUtensorMap map_c)
 {
-    multiply_tiles<StridedTiles>(M, N, K, A, B, C, &map_a, &map_b, &map_c);
+    gemm<Mainloop, Scheduler, BufferStore>(M, N, K, A, B, C, &map_a, &map_b, &map_c);
 }

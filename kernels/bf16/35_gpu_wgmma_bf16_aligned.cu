@@ -36,17 +36,17 @@
 //
 // Parameters: step 34's. Needs sm_90a.
 
-#include "../common/persistent_bf16.cuh"   // step 34's kernel
-#include "../common/pad_copy.cuh"          // pad_copy_16, pad_copy: onto 16 bytes and back (align_rows)
+#include "../sm90/mainloop_bf16.cuh"
+#include "../sm90/gemm.cuh"
+#include "../common/pad_copy.cuh"   // pad_copy: the operands onto 16 bytes (align_rows in the registry)
 
-#if GROUP != 1
-#error "step 35 is step 34 with the copies: tiles in row order (GROUP 1)"
-#endif
+using Mainloop = Bf16Mainloop<false, false>;
+using Scheduler = StridedTiles<1>;
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
+extern "C" __global__ void __launch_bounds__(Mainloop::THREADS, 1)
 gpu_wgmma_bf16_aligned(int M, int N, int K, const bf16* __restrict__ A, const bf16* __restrict__ B,
                        float* __restrict__ C, const __grid_constant__ CUtensorMap map_a,
                        const __grid_constant__ CUtensorMap map_b, const __grid_constant__ CUtensorMap map_c)
 {
-    multiply_tiles<StridedTiles, false>(M, N, K, A, B, C, &map_a, &map_b, &map_c);   // no loads of its own
+    gemm<Mainloop, Scheduler, BufferStore>(M, N, K, A, B, C, &map_a, &map_b, &map_c);
 }

@@ -30,17 +30,17 @@
 //
 // Parameters: step 35's, and GROUP (tile rows a group). Needs sm_90a.
 
-#include "../common/persistent_bf16.cuh"   // step 35's kernel; the tiles' order is ring.cuh's grouped_origin
-#include "../common/pad_copy.cuh"          // step 35's copies where rows are off 16 bytes
+#include "../sm90/mainloop_bf16.cuh"
+#include "../sm90/gemm.cuh"
+#include "../common/pad_copy.cuh"   // pad_copy: the operands onto 16 bytes (align_rows in the registry)
 
-#if GROUP < 2
-#error "GROUP (>= 2) comes from kernels/registry.yaml as a -D define"
-#endif
+using Mainloop = Bf16Mainloop<false, false>;
+using Scheduler = StridedTiles<GROUP>;
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
+extern "C" __global__ void __launch_bounds__(Mainloop::THREADS, 1)
 gpu_wgmma_bf16_grouped(int M, int N, int K, const bf16* __restrict__ A, const bf16* __restrict__ B,
                        float* __restrict__ C, const __grid_constant__ CUtensorMap map_a,
                        const __grid_constant__ CUtensorMap map_b, const __grid_constant__ CUtensorMap map_c)
 {
-    multiply_tiles<StridedTiles, false>(M, N, K, A, B, C, &map_a, &map_b, &map_c);
+    gemm<Mainloop, Scheduler, BufferStore>(M, N, K, A, B, C, &map_a, &map_b, &map_c);
 }

@@ -44,17 +44,17 @@
 //
 // Parameters: step 38's. Needs sm_90a.
 
-#include "../common/persistent_bf16.cuh"   // step 38's kernel (B_BLOCKS reaches its producer)
-#include "../common/pad_copy.cuh"          // step 35's copies where rows are off 16 bytes
+#include "../sm90/mainloop_bf16.cuh"
+#include "../sm90/gemm.cuh"
+#include "../common/pad_copy.cuh"   // pad_copy: the operands onto 16 bytes (align_rows in the registry)
 
-#if GROUP < 2 || B_BLOCKS < 2
-#error "GROUP (>= 2) and B_BLOCKS (>= 2) come from kernels/registry.yaml as -D defines"
-#endif
+using Mainloop = Bf16Mainloop<false, false, B_BLOCKS>;
+using Scheduler = QueuedTiles<GROUP>;
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
+extern "C" __global__ void __launch_bounds__(Mainloop::THREADS, 1)
 gpu_wgmma_bf16_whole_waves(int M, int N, int K, const bf16* __restrict__ A, const bf16* __restrict__ B,
                            float* __restrict__ C, const __grid_constant__ CUtensorMap map_a,
                            const __grid_constant__ CUtensorMap map_b, const __grid_constant__ CUtensorMap map_c)
 {
-    multiply_tiles<QueuedTiles, false>(M, N, K, A, B, C, &map_a, &map_b, &map_c);
+    gemm<Mainloop, Scheduler, BufferStore>(M, N, K, A, B, C, &map_a, &map_b, &map_c);
 }

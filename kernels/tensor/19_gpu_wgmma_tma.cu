@@ -67,12 +67,16 @@
 // warpgroup), BK (32: one 128-byte swizzle row of A), STAGES.
 // Needs sm_90a (wgmma, setmaxnreg): `needs: sm_90a` in the registry.
 
-#include "../common/tma_pipeline.cuh"   // the ring of stages, produce_tile, Consumer, multiply_tile (and hopper.cuh), in ../common/
+#include "../sm90/mainloop_tf32.cuh"
+#include "../sm90/gemm.cuh"
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
+using Mainloop = Tf32Mainloop<Overlap::none, true, true>;
+using Scheduler = OneTile<1>;
+
+extern "C" __global__ void __launch_bounds__(Mainloop::THREADS, 1)
 gpu_wgmma_tma(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,
               float* __restrict__ C, const __grid_constant__ CUtensorMap map_a,
               const __grid_constant__ CUtensorMap map_b)
 {
-    multiply_tile<Overlap::none>(M, N, K, A, B, C, &map_a, &map_b);   // the roles above (tma_pipeline.cuh)
+    gemm<Mainloop, Scheduler, DirectStore>(M, N, K, A, B, C, &map_a, &map_b, nullptr);
 }

@@ -34,12 +34,16 @@
 // Ragged sizes, rounding, roles, the store: as step 20. Parameters: step
 // 19's. Needs sm_90a.
 
-#include "../common/tma_pipeline.cuh"   // step 19's ring, producer and consumers, step 20's store
+#include "../sm90/mainloop_tf32.cuh"
+#include "../sm90/gemm.cuh"
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
+using Mainloop = Tf32Mainloop<Overlap::next_slice, true, true>;
+using Scheduler = OneTile<1>;
+
+extern "C" __global__ void __launch_bounds__(Mainloop::THREADS, 1)
 gpu_wgmma_pipelined(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,
                     float* __restrict__ C, const __grid_constant__ CUtensorMap map_a,
                     const __grid_constant__ CUtensorMap map_b, const __grid_constant__ CUtensorMap map_c)
 {
-    multiply_tile<Overlap::next_slice, true>(M, N, K, A, B, C, &map_a, &map_b, &map_c);   // step 20's, pipelined
+    gemm<Mainloop, Scheduler, RingStore>(M, N, K, A, B, C, &map_a, &map_b, &map_c);
 }

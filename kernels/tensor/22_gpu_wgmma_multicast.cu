@@ -39,16 +39,16 @@
 // Parameters: step 19's, and CLUSTER (2: the blocks of a cluster, along N).
 // Needs sm_90a.
 
-#include "../common/tma_pipeline.cuh"   // step 19's ring, producer and consumers, with CLUSTER blocks sharing A
+#include "../sm90/mainloop_tf32.cuh"
+#include "../sm90/gemm.cuh"
 
-#if CLUSTER != 2
-#error "CLUSTER (2) comes from kernels/registry.yaml as a -D define"
-#endif
+using Mainloop = Tf32Mainloop<Overlap::next_slice, true, true>;
+using Scheduler = OneTile<1>;
 
-extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1)
+extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(Mainloop::THREADS, 1)
 gpu_wgmma_multicast(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,
                     float* __restrict__ C, const __grid_constant__ CUtensorMap map_a,
                     const __grid_constant__ CUtensorMap map_b, const __grid_constant__ CUtensorMap map_c)
 {
-    multiply_tile<Overlap::next_slice, true>(M, N, K, A, B, C, &map_a, &map_b, &map_c);   // step 21's, A shared
+    gemm<Mainloop, Scheduler, RingStore>(M, N, K, A, B, C, &map_a, &map_b, &map_c);
 }

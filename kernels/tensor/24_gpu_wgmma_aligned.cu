@@ -35,17 +35,17 @@
 //
 // Parameters: step 23's. Needs sm_90a.
 
-#include "../common/tma_pipeline.cuh"   // step 22's kernel; tile_origin() walks GROUP tile rows at a time
-#include "../common/pad_copy.cuh"       // pad_copy: the operands onto 16 bytes (align_rows in the registry)
+#include "../sm90/mainloop_tf32.cuh"
+#include "../sm90/gemm.cuh"
+#include "../common/pad_copy.cuh"   // pad_copy: the operands onto 16 bytes (align_rows in the registry)
 
-#if CLUSTER != 2 || GROUP < 2
-#error "CLUSTER (2) and GROUP (>= 2) come from kernels/registry.yaml as -D defines"
-#endif
+using Mainloop = Tf32Mainloop<Overlap::next_slice, true, false>;
+using Scheduler = OneTile<GROUP>;
 
-extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1)
+extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(Mainloop::THREADS, 1)
 gpu_wgmma_aligned(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,
                   float* __restrict__ C, const __grid_constant__ CUtensorMap map_a,
                   const __grid_constant__ CUtensorMap map_b, const __grid_constant__ CUtensorMap map_c)
 {
-    multiply_tile<Overlap::next_slice, true>(M, N, K, A, B, C, &map_a, &map_b, &map_c);   // step 23's
+    gemm<Mainloop, Scheduler, RingStore>(M, N, K, A, B, C, &map_a, &map_b, &map_c);
 }

@@ -27,17 +27,17 @@
 //
 // Parameters: step 24's, and ROUND_FRAGMENTS = 0. Needs sm_90a.
 
-#include "../common/tma_pipeline.cuh"   // step 22's kernel; the fragments as they are (ROUND_FRAGMENTS 0)
-#include "../common/pad_copy.cuh"       // step 24's copies where rows are off 16 bytes
+#include "../sm90/mainloop_tf32.cuh"
+#include "../sm90/gemm.cuh"
+#include "../common/pad_copy.cuh"   // pad_copy: the operands onto 16 bytes (align_rows in the registry)
 
-#if CLUSTER != 2 || GROUP < 2 || ROUND_FRAGMENTS != 0
-#error "CLUSTER (2), GROUP (>= 2) and ROUND_FRAGMENTS (0) come from kernels/registry.yaml as -D defines"
-#endif
+using Mainloop = Tf32Mainloop<Overlap::next_slice, false, false>;
+using Scheduler = OneTile<GROUP>;
 
-extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1)
+extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(Mainloop::THREADS, 1)
 gpu_wgmma_lean(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,
                float* __restrict__ C, const __grid_constant__ CUtensorMap map_a,
                const __grid_constant__ CUtensorMap map_b, const __grid_constant__ CUtensorMap map_c)
 {
-    multiply_tile<Overlap::next_slice, true>(M, N, K, A, B, C, &map_a, &map_b, &map_c);   // step 24's
+    gemm<Mainloop, Scheduler, RingStore>(M, N, K, A, B, C, &map_a, &map_b, &map_c);
 }

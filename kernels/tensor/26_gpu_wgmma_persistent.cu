@@ -40,17 +40,17 @@
 //
 // Parameters: step 25's; the grid is the registry's. Needs sm_90a.
 
-#include "../common/persistent.cuh"   // step 25's producer and consumers, tile after tile
-#include "../common/pad_copy.cuh"     // step 24's copies where rows are off 16 bytes
+#include "../sm90/mainloop_tf32.cuh"
+#include "../sm90/gemm.cuh"
+#include "../common/pad_copy.cuh"   // pad_copy: the operands onto 16 bytes (align_rows in the registry)
 
-#if CLUSTER != 2 || GROUP < 2 || ROUND_FRAGMENTS != 0
-#error "CLUSTER (2), GROUP (>= 2) and ROUND_FRAGMENTS (0) come from kernels/registry.yaml as -D defines"
-#endif
+using Mainloop = Tf32Mainloop<Overlap::next_slice, false, false>;
+using Scheduler = StridedTiles<GROUP>;
 
-extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1)
+extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(Mainloop::THREADS, 1)
 gpu_wgmma_persistent(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,
                      float* __restrict__ C, const __grid_constant__ CUtensorMap map_a,
                      const __grid_constant__ CUtensorMap map_b, const __grid_constant__ CUtensorMap map_c)
 {
-    multiply_tiles<Overlap::next_slice, StridedTiles>(M, N, K, A, B, C, &map_a, &map_b, &map_c);
+    gemm<Mainloop, Scheduler, BufferStore>(M, N, K, A, B, C, &map_a, &map_b, &map_c);
 }

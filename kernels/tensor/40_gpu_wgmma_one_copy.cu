@@ -36,17 +36,17 @@
 //
 // Parameters: step 27's, and B_BLOCKS = BN / 32. Needs sm_90a.
 
-#include "../common/persistent.cuh"   // step 27's kernel (B_BLOCKS reaches its producer)
-#include "../common/pad_copy.cuh"     // step 24's copies where rows are off 16 bytes
+#include "../sm90/mainloop_tf32.cuh"
+#include "../sm90/gemm.cuh"
+#include "../common/pad_copy.cuh"   // pad_copy: the operands onto 16 bytes (align_rows in the registry)
 
-#if CLUSTER != 2 || GROUP < 2 || ROUND_FRAGMENTS != 0 || B_BLOCKS < 2
-#error "CLUSTER (2), GROUP (>= 2), ROUND_FRAGMENTS (0) and B_BLOCKS (>= 2) come from kernels/registry.yaml as -D defines"
-#endif
+using Mainloop = Tf32Mainloop<Overlap::next_slice, false, false, B_BLOCKS>;
+using Scheduler = QueuedTiles<GROUP>;
 
-extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1)
+extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(Mainloop::THREADS, 1)
 gpu_wgmma_one_copy(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,
                    float* __restrict__ C, const __grid_constant__ CUtensorMap map_a,
                    const __grid_constant__ CUtensorMap map_b, const __grid_constant__ CUtensorMap map_c)
 {
-    multiply_tiles<Overlap::next_slice, QueuedTiles>(M, N, K, A, B, C, &map_a, &map_b, &map_c);
+    gemm<Mainloop, Scheduler, BufferStore>(M, N, K, A, B, C, &map_a, &map_b, &map_c);
 }

@@ -16,7 +16,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]            # the repository
 KERNELS_DIR = ROOT / "kernels"
-KERNEL_HEADERS = KERNELS_DIR / "common"               # the pieces the steps share (*.cuh)
+KERNEL_HEADERS = KERNELS_DIR / "common"               # the pieces the SIMT steps share (*.cuh)
+SM90_HEADERS = KERNELS_DIR / "sm90"                   # the tensor-core kernels' roles (*.cuh)
 REGISTRY_PATH = KERNELS_DIR / "registry.yaml"
 CONFIG_PATH = ROOT / "config" / "config.yaml"
 SCHEMA_PATH = ROOT / "workflow" / "schemas" / "config.schema.yaml"

@@ -29,7 +29,8 @@ if not dry_run(sys.argv):   # a build that failed is built again: while it fails
 # The study a job belongs to, for the jobs that labels share (make_inputs): in the environment, not in their
 # params, which snakemake compares to rerun a job (a study of another label would make it run this one again).
 os.environ[paths.STUDY_LABEL_ENV] = LABEL if RUN.uses_gpu else ""
-KERNEL_HEADERS = sorted(str(p) for p in paths.KERNEL_HEADERS.glob("*.cuh"))   # a change rebuilds the cuda kernels
+# what the cuda kernels include: a change rebuilds them
+KERNEL_HEADERS = sorted(str(p) for folder in (paths.KERNEL_HEADERS, paths.SM90_HEADERS) for p in folder.glob("*.cuh"))
 REPORT_LABELS = [LABEL]   # the studies the report rules draw (render.smk: every committed one)
 
 
