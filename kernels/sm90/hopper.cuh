@@ -1,5 +1,5 @@
 // Hopper's asynchronous machinery, one small wrapper per PTX instruction, for
-// the tensor-core steps that use it (19 and later; a change here rebuilds them).
+// the TMA + wgmma kernels (gemm.cuh and its roles; a change here rebuilds them).
 //
 // Sources: the PTX ISA ("mbarrier", "cp.async.bulk.tensor", "Asynchronous
 // warpgroup level matrix multiply-accumulate instructions": wgmma.mma_async,
@@ -89,9 +89,9 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, i
                  : "memory");
 }
 
-// The box of a 3-D map whose first element is (x, y, z) -> dst (step 38: B's map is (a 64-column block's
-// columns, rows, blocks), and one box is several blocks side by side, laid one after another in shared memory,
-// each as a 2-D box of the block would be).
+// The box of a 3-D map whose first element is (x, y, z) -> dst (B's map where one copy brings several boxes:
+// (a 64-column block's columns, rows, blocks), and one box is several blocks side by side, laid one after
+// another in shared memory, each as a 2-D box of the block would be).
 __device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, int x, int y, int z, uint64_t* bar)
 {
     asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
@@ -131,7 +131,8 @@ __device__ __forceinline__ void cluster_sync()
 // An arrival on the barrier at the same offset in the shared memory of the cluster's block `rank`, with
 // the instruction's default semantics (release at CTA scope), as CUTLASS's cluster barriers arrive: what it
 // orders is this warp's finished reads of its own block's stage. Written .release.cluster, ptxas puts a
-// MEMBAR.ALL.GPU before each arrival, and step 22 ran at 40% of step 21's rate (measured on the H100).
+// MEMBAR.ALL.GPU before each arrival, which cost more than half the rate of the first kernel with clusters
+// (lab-notebook:notes/, the multicast step).
 // The address, in the cluster's shared-memory window, of what lies at `p`'s offset in block `rank`'s shared memory.
 __device__ __forceinline__ unsigned cluster_address(const void* p, unsigned rank)
 {
@@ -172,7 +173,7 @@ __device__ __forceinline__ void mbarrier_wait_acquire_cluster(uint64_t* bar, uns
                      : "=r"(done) : "r"(smem_address(bar)), "r"(parity) : "memory");
 }
 
-// The other way (step 20): the box of `map` at (column x, row y) from shared memory at src (laid out as a
+// The other way (epilogue.cuh's stores): the box of `map` at (column x, row y) from shared memory at src (laid out as a
 // load of that box would write it) to global memory; what lies outside the matrix is not written. Its reads
 // of shared memory are tracked as a bulk group of the issuing thread: commit, then wait until they are done
 // before that memory is reused or the block ends.
@@ -195,8 +196,8 @@ __device__ __forceinline__ bool store_map_usable(int N, const float* C)
     return N % 4 == 0 && reinterpret_cast<uintptr_t>(C) % 16 == 0;
 }
 
-// The same in two halves (step 26): close the bulk group of the stores issued since the last commit; later,
-// before their shared memory is written again, wait until every committed group has read it.
+// The same in two halves (a persistent block's epilogue): close the bulk group of the stores issued since the
+// last commit; later, before their shared memory is written again, wait until every committed group has read it.
 __device__ __forceinline__ void tma_store_commit()
 {
     asm volatile("cp.async.bulk.commit_group;" ::: "memory");
@@ -251,7 +252,7 @@ __device__ __forceinline__ uint64_t descriptor_sw128(const void* p)
     return ((address & 0x3FFFF) >> 4) | (1ull << 16) | ((1024ull >> 4) << 32) | (1ull << 62);
 }
 
-// The descriptor of an MN-major operand in the 128-byte swizzle (BF16's B, steps 33 and later: row-major B,
+// The descriptor of an MN-major operand in the 128-byte swizzle (BF16's B: row-major B,
 // N contiguous, as the study stores it). The copy engine writes B's slice as boxes of 64 columns (128 bytes)
 // by the slice's k, one box after another every `box_bytes`: in a box, row k is 128 bytes at k * 128, its
 // 16-byte chunks permuted by XOR with k % 8. For this layout the PTX ISA's "Leading dimension byte offset"
@@ -326,8 +327,8 @@ __device__ __forceinline__ void wgmma_m64n256k8_tf32(float (&d)[128], const unsi
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
 }
 
-// D (64 x 256, FP32) += A (64 x 16, BF16) * B (16 x 256, BF16), both from shared memory through descriptors
-// (step 33): A K-major (descriptor_sw128), B MN-major (descriptor_sw128_mn: the instruction's last immediate,
+// D (64 x 256, FP32) += A (64 x 16, BF16) * B (16 x 256, BF16), both from shared memory through descriptors:
+// A K-major (descriptor_sw128), B MN-major (descriptor_sw128_mn: the instruction's last immediate,
 // B transposed, says so). D's layout is wgmma_m64n256k8_tf32's. The products are exact in FP32; the sums are
 // the tensor cores' (matmulstudy/precisions.py's BF16 row).
 __device__ __forceinline__ void wgmma_m64n256k16_bf16(float (&d)[128], uint64_t a, uint64_t b)

@@ -25,7 +25,7 @@ stride that is a multiple of 16 bytes (its columns a multiple of 4 in
 float32, of 8 in BF16) and a 16-byte-aligned base. Where that does not hold (K or N odd, say), no map can
 describe the matrix; the host passes 128 zero bytes, and the kernel, which
 applies the same rule to its own arguments (`plan` here; maps_usable in
-kernels/common/tma_pipeline.cuh and wgmma_bf16.cuh, store_map_usable in
+kernels/sm90/mainloop_tf32.cuh and mainloop_bf16.cuh, store_map_usable in
 hopper.cuh), loads those slices itself
 (A and B: both maps or neither) or stores C itself.
 
@@ -36,7 +36,7 @@ blocks 128 bytes apart in global memory), and its one box lays the blocks
 one after another in shared memory, each as the 2-D map's box would. Where
 the matrix's columns are not whole blocks (N % 64 in BF16), the last block
 would run into the next row, so the map is the 2-D one of one block and the
-kernel makes `blocks` copies (kernels/common/producer.cuh applies the same
+kernel makes `blocks` copies (kernels/sm90/producer.cuh applies the same
 rule).
 
 Everything but `encode` runs without a GPU (tests/test_tma.py).
@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from ..errors import StudyError
 
 MAP_BYTES = 128          # sizeof(CUtensorMap)
-MAP_ALIGN = 128          # alignof(CUtensorMap) in CUDA 13's cuda.h (kernels/common/hopper.cuh asserts both)
+MAP_ALIGN = 128          # alignof(CUtensorMap) in CUDA 13's cuda.h (kernels/sm90/hopper.cuh asserts both)
 SWIZZLE_BYTES = 128      # CU_TENSOR_MAP_SWIZZLE_128B: a box row of at most 128 bytes
 MAX_BOX = 256            # a box spans at most 256 elements in each dimension
 

@@ -121,8 +121,8 @@ def _included(study: Study, path: str) -> list[str]:
 
 def _included_all(study: Study, path: str) -> list[str]:
     """The files a kernel file includes, and those they include in turn, each once, nearest first: a define of
-    the registry is often read two headers down (step 44's DRAW_LATE in tiles.cuh, which persistent_bf16.cuh
-    includes)."""
+    the registry may be read two headers down (in the studies measured before kernels/sm90/, step 44's
+    DRAW_LATE in tiles.cuh, which persistent_bf16.cuh included)."""
     return [h for h in with_includes([path], lambda p: read_kernel(study.folder, p)) if h != path]
 
 
