@@ -24,9 +24,9 @@ The copy engine needs every row of a matrix to start on 16 bytes: a row
 stride that is a multiple of 16 bytes (its columns a multiple of 4 in
 float32, of 8 in BF16) and a 16-byte-aligned base. Where that does not hold (K or N odd, say), no map can
 describe the matrix; the host passes 128 zero bytes, and the kernel, which
-applies the same rule to its own arguments (`plan` here; maps_usable in
-kernels/sm90/mainloop_tf32.cuh and mainloop_bf16.cuh, store_map_usable in
-hopper.cuh), loads those slices itself
+applies the same rule to its own arguments (`plan` here; each mainloop's
+maps_usable in kernels/sm90/, store_map_usable in hopper.cuh), loads those
+slices itself
 (A and B: both maps or neither) or stores C itself.
 
 A box of three numbers, `B: [rows, cols, blocks]` (step 38), is `blocks`
