@@ -243,6 +243,33 @@ def test_a_chapters_variants_that_come_close_in_colour_differ_in_marker(registry
         assert all(marks[a] != marks[b] for a, b in close), [(a, b) for a, b in close if marks[a] == marks[b]]
 
 
+def test_the_page_sets_one_technique_in_several_precisions_side_by_side(tmp_path, registry):
+    """A row per technique that steps of two precisions apply (the registry's `technique`), each cell the step
+    and its rate against its own precision's cuBLAS; a study whose registry names no technique has no table."""
+    from matmulstudy.report import pages
+    study = fixture_study(registry, tmp_path)
+    lines = pages.technique_table(study)
+    shared = {}
+    for v in registry.steps():
+        if v.technique:
+            shared.setdefault(v.technique, set()).add(v.precision)
+    techniques = [t for t, ps in shared.items() if len(ps) > 1]
+    assert lines[0] == "## One technique, several precisions" and len(techniques) >= 6
+    rows = [line for line in lines if line.startswith("| ") and not line.startswith(("| technique", "| ---"))]
+    assert [row.split(" | ")[0][2:] for row in rows] == sorted(techniques, key=lambda t: min(
+        registry.course[v.id] for v in registry.steps() if v.technique == t))
+    persistent = [v for v in registry.steps() if v.technique == "persistent tiles, C by TMA"]
+    row = next(r for r in rows if r.startswith("| persistent tiles, C by TMA |"))
+    at = study.summary[(study.summary.M == study.size) & (study.summary.N == study.size)
+                       & (study.summary.K == study.size)].set_index("variant")["frac_of_cublas"]
+    for v in persistent:
+        number = v.title.split()[0]
+        assert (f"{number}: {at[v.id]:.1%}" if v.id in at and at[v.id] == at[v.id] else number) in row
+    bare = Registry.from_entries({**registry.raw, "variants": [
+        {k: x for k, x in registry.raw_entry(v).items() if k != "technique"} for v in registry]})
+    assert pages.technique_table(fixture_study(bare, tmp_path)) == []
+
+
 def test_hardware_figure_renders_with_and_without_ncu(tmp_path, registry):
     rows = [{"variant": v.id, "dtype": "float32", "fma_per_lds": 1.0 + v.order, "occupancy": 0.5,
              "flop_per_byte": v.flop_per_byte, "global_ld_sectors_per_request": 4.0,

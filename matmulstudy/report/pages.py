@@ -143,12 +143,45 @@ def study_page(study: Study) -> str:
         if len(chapter):
             lines += [f"![the {p.adjective} chapter at {size}](figures/progression_{p.id}.png)", "",
                       explain.markdown(chapter, f["gpu"], size, level=2, precision=p.id)]
+    lines += technique_table(study)
     lines += ["## Figures", ""]
     lines += [f"- [{f.name}](figures/{f.name}.png) ([SVG](figures/{f.name}.svg)): {f.what}"
               for f in FIGURES if (study.folder / "figures" / f"{f.name}.png").exists()]
     lines += ["", SAMPLES_LINK + ", [summary.csv](summary.csv) (medians, "
               "IQR, noise, fractions), [hardware.csv](hardware.csv) (resources, instruction mix, counters).", ""]
     return "\n".join(lines)
+
+
+def technique_table(study: Study) -> list[str]:
+    """## One technique, several precisions: a row per technique that the study's steps apply in more than one
+    precision (the registry's `technique`), a column per precision, each cell the step that applies it there and
+    its rate against that precision's cuBLAS at the study's size. Nothing where no technique spans two (a study
+    measured before techniques were named has none)."""
+    steps = sorted((v for v in study.registry.steps() if v.technique), key=lambda v: study.registry.course[v.id])
+    by = {}
+    for v in steps:
+        by.setdefault(v.technique, {}).setdefault(v.precision, v)
+    shared = {t: cells for t, cells in by.items() if len(cells) > 1}
+    if not shared:
+        return []
+    order = [p.id for p in precisions.PRECISIONS.values() if any(p.id in cells for cells in shared.values())]
+    size, summary = study.size, study.summary
+    at = summary[(summary["M"] == size) & (summary["N"] == size) & (summary["K"] == size)
+                 & (summary["dtype"] == "float32")].set_index("variant")["frac_of_cublas"]
+
+    def cell(v) -> str:
+        if v is None:
+            return ""
+        number, ratio = v.title.split()[0], at.get(v.id)
+        return f"{number}: {ratio:.1%}" if ratio is not None and ratio == ratio else number   # NaN: no rate
+
+    return ["## One technique, several precisions", "",
+            f"A row per technique that steps of more than one precision apply, the step in each precision, and its "
+            f"time against that precision's cuBLAS at {size} (cuBLAS's time / the step's).", "",
+            "| technique | " + " | ".join(precisions.get(p).label for p in order) + " |",
+            "| --- |" + " ---: |" * len(order),
+            *(f"| {t} | " + " | ".join(cell(cells.get(p)) for p in order) + " |" for t, cells in shared.items()),
+            ""]
 
 
 # The figures a study without a GPU draws (the others need a GPU's steps, its cuBLAS or its peak).

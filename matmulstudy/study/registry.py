@@ -38,7 +38,7 @@ ROLES = ("step", "reference", "cpu_baseline")
 BASELINES = "baselines"   # the folder of the kernels that are no step (a step's is its chapter's)
 _KEYS = {"id", "backend", "file", "kernel", "title", "source", "defines", "block", "tile", "grid",
          "flop_per_byte", "dtypes", "precision", "role", "chapter", "max_size", "search", "shows", "needs",
-         "shared", "tensor_maps", "cluster", "align_rows", "launch_number", "launches"}
+         "shared", "tensor_maps", "cluster", "align_rows", "launch_number", "launches", "technique"}
 _CHAPTER_KEYS = {"id", "title", "precision"}
 DTYPES = {"float32": "float", "int32": "int"}   # dtype -> the kernels' ELEM
 
@@ -108,6 +108,10 @@ def _parse_entry(i: int, raw: dict, kernels_dir: Path, chapters: dict, check_fil
             raise StudyError(f"{where}: 'grid' is [x, y], expressions of the defines, sms and tiles")
         if raw.get("cluster") is not None and (not isinstance(raw["cluster"], list) or len(raw["cluster"]) != 2):
             raise StudyError(f"{where}: 'cluster' is [x, y], blocks of a cluster")
+    technique = raw.get("technique")
+    if technique is not None and (role != "step" or not isinstance(technique, str) or not technique.strip()):
+        raise StudyError(f"{where}: technique is a step's, a name that the steps applying one technique in "
+                         f"several precisions share; got {technique!r}")
     variant = Variant(id=vid, backend=backend, title=raw["title"], source=raw["source"], order=i,
                       file=path, kernel=kernel, defines=defines, block_expr=block, tile_expr=tile,
                       grid_expr=grid, ratio_expr=raw.get("flop_per_byte"), dtypes=dtypes, precision=precision,
@@ -120,7 +124,8 @@ def _parse_entry(i: int, raw: dict, kernels_dir: Path, chapters: dict, check_fil
                       launch_number=_parse_launch_number(raw.get("launch_number"), backend, raw.get("tensor_maps"),
                                                          where),
                       launches=_parse_launches(raw.get("launches"), kernel, backend, raw.get("tensor_maps"),
-                                               raw.get("align_rows"), where))
+                                               raw.get("align_rows"), where),
+                      technique=technique)
     if variant.shared_expr is not None and backend != "cuda":
         raise StudyError(f"{where}: shared (dynamic shared memory bytes) is for cuda kernels")
     if backend == "cuda":

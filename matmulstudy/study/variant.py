@@ -74,6 +74,7 @@ class Variant:
     align_rows: str | None = None   # the kernel of its file that copies operands whose rows are off 16 bytes
     launch_number: bool = False   # its kernel takes the launch's number after C (kernels/common/stream_k.cuh)
     launches: tuple = ()   # ((kernel, condition or None), ...): which kernel of its file a shape launches (step 30)
+    technique: str | None = None   # the name the steps applying one technique in several precisions share
 
     def unsupported(self, arch: str | None) -> str | None:
         """Why this variant cannot run in a study built for `arch` (sm_NN or sm_NNa), or None. sm_NN needs
