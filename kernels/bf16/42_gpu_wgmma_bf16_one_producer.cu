@@ -46,7 +46,7 @@
 #include "../common/pad_copy.cuh"   // pad_copy: the operands onto 16 bytes (align_rows in the registry)
 
 using Mainloop = Bf16Mainloop<false, false, B_BLOCKS>;
-using Scheduler = QueuedTiles<GROUP>;
+using Scheduler = QueuedTiles<GROUP, true>;
 
 extern "C" __global__ void __launch_bounds__(Mainloop::THREADS, 1)
 gpu_wgmma_bf16_one_producer(int M, int N, int K, const bf16* __restrict__ A, const bf16* __restrict__ B,

@@ -55,7 +55,7 @@
 #include "../common/pad_copy.cuh"   // pad_copy: the operands onto 16 bytes (align_rows in the registry)
 
 using Mainloop = Bf16Mainloop<true, false, B_BLOCKS>;
-using Scheduler = QueuedTiles<GROUP, true>;
+using Scheduler = QueuedTiles<GROUP, true, Draw::when_needed>;
 
 extern "C" __global__ void __launch_bounds__(Mainloop::THREADS, 1)
 gpu_wgmma_bf16_drawn_late(int M, int N, int K, const bf16* __restrict__ A, const bf16* __restrict__ B,

@@ -8,7 +8,8 @@
 // Three of them:
 // - OneTile: a block per tile, the grid the tiles (as a launch of one tile a block would);
 // - StridedTiles: a persistent grid, a fixed share a cluster (CUTLASS's static persistent scheduler);
-// - QueuedTiles: a persistent grid, tiles handed out in order to whichever cluster asks first.
+// - QueuedTiles: a persistent grid, tiles handed out in order to whichever cluster asks first, by all of the
+//   grid's clusters or by as few as take them in the same rounds.
 //
 // The order of the tiles, each scheduler's Group: clusters walk Group tile rows down before moving one cluster
 // tile right (a cluster tile: CLUSTER tiles side by side, the cluster's blocks taking the same rows), so that
@@ -88,7 +89,7 @@ struct StridedTiles : TileGrid<Group> {
 
 // Handed out in order, one at a time, to whichever cluster asks first. Cluster c starts on tile c, as a grid of
 // one tile a block would. The drawer (thread 0 of the cluster's block 0) draws a ticket from a counter in global
-// memory (atomicAdd): ticket t is tile clusters + t, the cluster's next. It writes that number into a slot of
+// memory (atomicAdd): ticket t is tile active + t, the cluster's next. It writes that number into a slot of
 // every block's shared memory of the cluster (store_cluster), with an arrival on each block's slot_full
 // barrier; every warp that reads tiles waits for it, reads it, and arrives on block 0's slot_empty. Two slots,
 // used in turn. So the clusters running at one time hold tiles next to each other in the order, however far
@@ -98,22 +99,34 @@ struct StridedTiles : TileGrid<Group> {
 // CUDA), and a new context loads the module with the counter at 0; two launches of one module at once on two
 // streams would share it (the study launches one at a time).
 //
-// When the drawer draws: DrawLate false, as a tile starts, for the next one (the atomic's trip to L2 hidden
-// behind a tile); DrawLate true, as it publishes it, once the producer is done with the tile before, so that
+// WholeRounds: the clusters that take tiles are the fewest that take them in as few rounds as the whole grid
+// would (the rounds are ceil(tiles / clusters) either way): at 4096 in BF16, 512 tiles on 132 SMs take 4
+// rounds, so 128 clusters take 4 tiles each, and none sits out the last round while its neighbours finish
+// (the others take none and end at once). Fewer blocks at a time read fewer distinct rows of A and B.
+//
+// When the drawer draws (Draw): ahead, as a tile starts, for the next one (the atomic's trip to L2 hidden
+// behind a tile); or when_needed, as it publishes it, once the producer is done with the tile before, so that
 // a block asks for work when it needs it (Aila and Laine's persistent threads: the next item from a global
 // pool), and the tickets go in the order in which the blocks got through their tiles.
 __device__ unsigned tile_ticket;   // the next ticket; 0 between launches
 __shared__ int tile_slot[2];
 __shared__ uint64_t slot_full[2], slot_empty[2];
 
-template <int Group, bool DrawLate = false>
+enum class Draw { ahead, when_needed };
+
+template <int Group, bool WholeRounds = false, Draw When = Draw::ahead>
 struct QueuedTiles : TileGrid<Group> {
     using TileGrid<Group>::total;
     int taken;          // slots read so far
+    int active;         // the clusters that take tiles: the first `active` of the grid
     bool drawer;        // thread 0 of the cluster's block 0
-    unsigned ticket;    // the drawer's, for the next slot (DrawLate false): drawn a tile ahead
+    unsigned ticket;    // the drawer's, for the next slot (Draw::ahead): drawn a tile ahead
 
-    __device__ QueuedTiles(int M, int N, bool draws) : TileGrid<Group>(M, N), taken(0), drawer(draws), ticket(0) {}
+    __device__ QueuedTiles(int M, int N, bool draws) : TileGrid<Group>(M, N), taken(0), drawer(draws), ticket(0)
+    {
+        const int clusters = gridDim.x / CLUSTER, rounds = (total() + clusters - 1) / clusters;
+        active = WholeRounds ? (total() + rounds - 1) / rounds : clusters;
+    }
 
     // slot_full waits for the drawer's one arrival, slot_empty (block 0's) for one from each of `readers`, the
     // warps of the cluster that read tiles.
@@ -128,14 +141,14 @@ struct QueuedTiles : TileGrid<Group> {
     __device__ int first() const
     {
         const int c = blockIdx.x / CLUSTER;
-        return c < total() ? c : -1;
+        return c < total() && c < active ? c : -1;
     }
 
     __device__ int tile_of(unsigned t) const
     {
         if (t == unsigned(total() - 1))
             atomicExch(&tile_ticket, 0u);   // the launch's last ticket: every cluster has drawn its last
-        const unsigned tile = t + gridDim.x / CLUSTER;
+        const unsigned tile = t + active;
         return tile < unsigned(total()) ? int(tile) : -1;
     }
 
@@ -157,14 +170,14 @@ struct QueuedTiles : TileGrid<Group> {
         if (j > 0) {
             const int s = (j - 1) % 2, use = (j - 1) / 2;   // the slot, and how many times it was used before
             if (drawer)
-                publish(s, use, tile_of(DrawLate ? atomicAdd(&tile_ticket, 1u) : ticket));
+                publish(s, use, tile_of(When == Draw::when_needed ? atomicAdd(&tile_ticket, 1u) : ticket));
             mbarrier_wait_acquire_cluster(&slot_full[s], use % 2);
             tile = tile_slot[s];
             __syncwarp();
             if (threadIdx.x % 32 == 0)
                 mbarrier_arrive_cluster(&slot_empty[s], 0);
         }
-        if (!DrawLate && drawer && tile >= 0)
+        if (When == Draw::ahead && drawer && tile >= 0)
             ticket = atomicAdd(&tile_ticket, 1u);
         return tile;
     }

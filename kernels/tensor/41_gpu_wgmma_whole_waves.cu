@@ -40,7 +40,7 @@
 #include "../common/pad_copy.cuh"   // pad_copy: the operands onto 16 bytes (align_rows in the registry)
 
 using Mainloop = Tf32Mainloop<Overlap::next_slice, false, false, B_BLOCKS>;
-using Scheduler = QueuedTiles<GROUP>;
+using Scheduler = QueuedTiles<GROUP, true>;
 
 extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(Mainloop::THREADS, 1)
 gpu_wgmma_whole_waves(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,

@@ -220,7 +220,8 @@ def whole_waves(tiles: int, slots: int) -> int:
     """The fewest persistent blocks (or clusters) that compute `tiles` tiles in as few rounds as `slots` of
     them would: the rounds are ceil(tiles / slots) either way, and every block then takes ceil(tiles / blocks)
     tiles, as many as the busiest of the `slots`. At 4096 on the H100, 512 tiles of 128 x 256: 4 rounds, so
-    128 blocks of 4 tiles each instead of 132 of which 16 sit out the last round (step 39)."""
+    128 blocks of 4 tiles each instead of 132 of which 16 sit out the last round (the committed studies' whole-rounds
+    steps; kernels/sm90/scheduler.cuh's QueuedTiles now takes the same count on the device)."""
     rounds = -(-tiles // slots)
     return -(-tiles // rounds)
 
