@@ -92,7 +92,7 @@ def test_the_readmes_gpu_table_follows_the_registrys_needs():
     lines = readme.gpu_table(load_registry())
     turing, hopper = (next(line for line in lines if f"({arch})" in line) for arch in ("sm_75", "sm_90"))
     assert "| 1-8 | 9-17 | none | none | FP32 |" in turing
-    assert "| 1-8 | 9-17, 28-31 | 18-27, 40-41 | 32-39, 42-44 | FP32, TF32, BF16 |" in hopper
+    assert "| 1-8 | 9-21 | 22-33 | 34-44 | FP32, TF32, BF16 |" in hopper
 
 
 def test_an_svg_has_the_same_bytes_whatever_the_cpus_last_bit():
@@ -481,11 +481,11 @@ def test_a_header_comment_reads_as_markdown():
 
 
 def test_a_study_keeps_its_kernels_with_what_they_include(tmp_path):
-    """snapshot.write keeps every built variant's file and, recursively, what it includes: step 30 brings step
-    29's file and, through it, the headers of both."""
+    """snapshot.write keeps every built variant's file and, recursively, what it includes: the kernel by shape
+    brings the Stream-K step's file and, through it, the headers of both."""
     registry = load_registry().subset(["gpu_async_by_shape", "numpy"])
     sources = snapshot.kernel_sources(registry, lambda path: (ROOT / "kernels" / path).read_text())
-    assert set(sources) == {"beyond/30_gpu_async_by_shape.cu", "beyond/29_gpu_async_stream_k.cu",
+    assert set(sources) == {"beyond/20_gpu_async_by_shape.cu", "beyond/19_gpu_async_stream_k.cu",
                             "common/async_slices.cuh", "common/stream_k.cuh", "common/pipeline.cuh",
                             "common/slice.cuh", "common/load_quad.cuh"}
     snapshot.write_kernels(tmp_path, sources)

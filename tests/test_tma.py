@@ -152,7 +152,7 @@ def test_a_box_of_blocks_the_copy_engine_cannot_take_is_named(box, message):
         tma.check_box("B", box, "here", tma.BFLOAT16)
 
 
-def test_the_sanitizer_launches_step_38_with_its_box_of_blocks():
+def test_the_sanitizer_launches_bf16s_one_copy_step_with_its_box_of_blocks():
     v = load_registry()["gpu_wgmma_bf16_one_copy"]
     cmd = sanitize.command("memcheck", "launch", "k.cubin", v, Shape(96, 320, 72), exe="compute-sanitizer", sms=132)
     assert cmd[-6:] == [str(v.dynamic_shared), "128x64", "64x64x4", "64x32", "pad=pad_copy", "elem=2"]
@@ -160,14 +160,15 @@ def test_the_sanitizer_launches_step_38_with_its_box_of_blocks():
 
 @pytest.mark.parametrize("vid, grid, boxes", [
     ("gpu_wgmma_one_copy", ["132", "1"], ["128x32", "32x32x4", "64x32", "pad=pad_copy"]),
-    ("gpu_wgmma_whole_waves", ["4", "1"], ["128x32", "32x32x4", "64x32", "pad=pad_copy"]),
-    ("gpu_wgmma_bf16_whole_waves", ["2", "1"], ["128x64", "64x64x4", "64x32", "pad=pad_copy", "elem=2"]),
-    ("gpu_wgmma_bf16_one_producer", ["2", "1"], ["128x64", "64x64x4", "64x32", "pad=pad_copy", "elem=2"]),
-    ("gpu_wgmma_bf16_stepped_descriptors", ["2", "1"], ["128x64", "64x64x4", "64x32", "pad=pad_copy", "elem=2"]),
-    ("gpu_wgmma_bf16_drawn_late", ["2", "1"], ["128x64", "64x64x4", "64x32", "pad=pad_copy", "elem=2"])])
-def test_the_sanitizer_launches_steps_39_to_44_with_their_boxes_and_grids(vid, grid, boxes):
-    """B's slice in one box of 32-column (TF32) or 64-column (BF16) blocks; steps 39 and 41 to 44 on the blocks
-    that take 96 x 320's tiles in one round: 2 of 128 x 256, 2 clusters of 2 for the 3 tiles of 256 x 128."""
+    ("gpu_wgmma_whole_waves", ["132", "1"], ["128x32", "32x32x4", "64x32", "pad=pad_copy"]),
+    ("gpu_wgmma_bf16_whole_waves", ["132", "1"], ["128x64", "64x64x4", "64x32", "pad=pad_copy", "elem=2"]),
+    ("gpu_wgmma_bf16_one_producer", ["132", "1"], ["128x64", "64x64x4", "64x32", "pad=pad_copy", "elem=2"]),
+    ("gpu_wgmma_bf16_stepped_descriptors", ["132", "1"], ["128x64", "64x64x4", "64x32", "pad=pad_copy", "elem=2"]),
+    ("gpu_wgmma_bf16_drawn_late", ["132", "1"], ["128x64", "64x64x4", "64x32", "pad=pad_copy", "elem=2"])])
+def test_the_sanitizer_launches_the_last_tensor_core_steps_with_their_boxes_and_grids(vid, grid, boxes):
+    """B's slice in one box of 32-column (TF32) or 64-column (BF16) blocks; every persistent step on a block an
+    SM (the whole-rounds steps' scheduler leaves the clusters past the rounds without a tile: at 96 x 320, all
+    but 2 blocks of 128 x 256, or 2 clusters of 2 for the 3 tiles of 256 x 128)."""
     v = load_registry()[vid]
     cmd = sanitize.command("memcheck", "launch", "k.cubin", v, Shape(96, 320, 72), exe="compute-sanitizer", sms=132)
     assert cmd[cmd.index("72") + 1: cmd.index("72") + 3] == grid and cmd[-len(boxes):] == boxes

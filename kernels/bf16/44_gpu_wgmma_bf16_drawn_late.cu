@@ -7,7 +7,7 @@
 // persistent kernels, whose blocks query the scheduler for the next tile as
 // they finish one (docs: grouped_scheduler.md).
 //
-// The problem: step 27's queue (tiles.cuh, QueuedTiles) hands out tiles
+// The problem: step 31's queue (tiles.cuh, QueuedTiles) hands out tiles
 // in the order the blocks draw tickets from a counter in global memory.
 // Up to step 43 the drawer, thread 0 of the producer, draws the ticket for
 // a block's next tile as the block starts a tile, meaning to hide the
@@ -15,7 +15,7 @@
 // - ptxas makes the atomicAdd a warp-aggregated one, whose result a SHFL
 //   waits for at once, and thread 0 makes every copy of the producer
 //   (step 42). So each tile's first copy waited for the atomic: at 2048,
-//   one tile a block, the queued steps take 0.8 us more than step 36's
+//   one tile a block, the queued steps take 0.8 us more than step 38's
 //   fixed share at every K (devbench, M = N = 2048, K = 64 to 2048).
 // - The tickets' order is the order in which blocks started their tiles.
 //   Which multiprocessor computes which tile is what the queue decides, and

@@ -4,7 +4,7 @@
 // shared memory by the SM's asynchronous copies, into one of two buffers,
 // while the other is multiplied.
 //
-// Step 28's header says what changes from step 17 and why. The pieces:
+// Step 18's header says what changes from step 17 and why. The pieces:
 // - AsyncTiles: the two buffers. A is stored transposed (a[k][i]), so that
 //   the math reads both operands along k with LDS.128, as in steps 12-17; its
 //   rows are padded by 4 floats, so that the 32 four-byte copies of a warp
@@ -19,17 +19,17 @@
 //   and every later slice is whole, so the loop tests no k.
 //
 // - How a thread addresses its copies, two defines from the registry (0 or
-//   1), both 1 being the reference kernel's way (step 28):
+//   1), both 1 being the reference kernel's way (step 18):
 //   XOR_BUFFERS: the buffers a power of two apart, each thread's next
 //   buffer found by flipping one bit of its addresses (not by buf * size);
 //   LEAN_COPIES (needs XOR_BUFFERS): each copy's offset kept in a register,
 //   B's copies two columns 128 apart on four k-rows, and after the last
 //   slice the copies still made, of zero bytes, so that no predicate in the
-//   loop changes with the slice. Step 29 takes XOR_BUFFERS alone: with
+//   loop changes with the slice. Step 19 takes XOR_BUFFERS alone: with
 //   LEAN_COPIES too, ptxas spills 148 bytes in its kernel.
 //   The define is the default of a template parameter (`lean` of Copies,
 //   multiply_slice and multiply_slices), so that one file can hold kernels
-//   of both ways: step 30's.
+//   of both ways: step 20's.
 //
 // Parameters (-D defines from kernels/registry.yaml): as pipeline.cuh's, XOR_BUFFERS and LEAN_COPIES.
 
@@ -286,8 +286,8 @@ __device__ __forceinline__ void multiply_slice(float (&acc)[TM][TN], float (&a)[
     load_fragments(a[0], b[0], s, 1 - buf, 0, p);
 }
 
-// acc += the block tile's product over its K-slices [from, to) (all of them for step 28; Stream-K's ranges,
-// step 29), its copies made the `lean` way or not (LEAN_COPIES, above). Slice 0 is the ragged one, k < first;
+// acc += the block tile's product over its K-slices [from, to) (all of them for step 18; Stream-K's ranges,
+// step 19), its copies made the `lean` way or not (LEAN_COPIES, above). Slice 0 is the ragged one, k < first;
 // slice t > 0 covers k = first + (t - 1) * BK, ... BK of them.
 // One barrier per slice: after it, every copy into the buffer just filled has landed (each thread waited for
 // its own), and every read of the other buffer is done; and one on entry, as pipeline.cuh's: a previous

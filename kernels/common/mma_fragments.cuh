@@ -1,4 +1,4 @@
-// The C fragments of mma.sync's m16n8 tiles, stored: what steps 18 (TF32) and
+// The C fragments of mma.sync's m16n8 tiles, stored: what steps 22 (TF32) and
 // 32 (BF16) share, the accumulator layout being the same for both.
 //
 // PTX ISA, "Matrix fragments for mma.m16n8k8" and "... m16n8k16" (FP32 C):

@@ -53,7 +53,7 @@ struct Place {
 };
 
 // Shared -> registers: a thread's fragments of row k of a slice, TM values
-// of A and TN of B, as LDS.128 (from Tiles, or step 28's AsyncTiles).
+// of A and TN of B, as LDS.128 (from Tiles, or step 18's AsyncTiles).
 template <class Buffers>
 __device__ __forceinline__ void load_fragments(float (&a)[TM], float (&b)[TN], const Buffers& s, int buf, int k,
                                                const Place& p)
@@ -142,7 +142,7 @@ __device__ __forceinline__ void multiply_slices(float (&acc)[TM][TN], Tiles& s, 
 // row, not one an element (ptxas keeps a read after an earlier write to C
 // in order, not knowing that they never overlap).
 //
-// With `vector` (step 31), where C's rows start on 16 bytes (N a multiple
+// With `vector` (step 21), where C's rows start on 16 bytes (N a multiple
 // of 4, C itself on 16 bytes), each of the thread's groups of 4 neighbouring
 // columns is one 16-byte access (STG.128, LDG.128: a quarter of the
 // instructions), and a tile added into C reads 4 rows before it writes

@@ -1,8 +1,8 @@
-// Stream-K's machinery (steps 15 to 17 and 29 to 31; a change here rebuilds
+// Stream-K's machinery (steps 15 to 17 and 19 to 21; a change here rebuilds
 // them): the blocks' ticket numbers, the walk over a block's range of
 // K-slices with the fix-up of the tiles it cuts, and the ways of sharing out
-// the slices: step 15's, and the hybrids of steps 17 and 29 (whole_tiles).
-// Step 15's header explains them; step 17's says why a hybrid; step 29's why
+// the slices: step 15's, and the hybrids of steps 17 and 19 (whole_tiles).
+// Step 15's header explains them; step 17's says why a hybrid; step 19's why
 // its whole tiles are blocks of their own, after the shared slices.
 //
 // Launches that share no state. The blocks of a launch meet through two
@@ -52,7 +52,7 @@ __device__ __forceinline__ unsigned long long marked(unsigned launch, unsigned v
 __device__ __noinline__ void stop() { __trap(); }
 
 // This block's number, 0 ... W-1, among the W blocks of the launch that take
-// one (all of them, but for step 29's), in the order they start: a block
+// one (all of them, but for step 19's), in the order they start: a block
 // only ever waits for one numbered before it, which is running already.
 __device__ __forceinline__ void take_ticket(int& number, unsigned launch, long long W)
 {
@@ -110,8 +110,8 @@ __device__ __forceinline__ Place tile_place(long long tile, int tiles_n)
 // progress on. A block owns slice 0 of at most one cut tile a launch (any
 // later tile that starts in its range ends in it too: it goes whole), so its
 // place in progress[] serves one tile a launch.
-// `vector`: the epilogue's 16-byte accesses where C's rows allow them (step 31; pipeline.cuh's store_tile).
-template <class Buffers, bool vector = false>   // pipeline.cuh's Tiles (steps 15 to 17) or async_slices.cuh's AsyncTiles (step 29)
+// `vector`: the epilogue's 16-byte accesses where C's rows allow them (step 21; pipeline.cuh's store_tile).
+template <class Buffers, bool vector = false>   // pipeline.cuh's Tiles (steps 15 to 17) or async_slices.cuh's AsyncTiles (step 19)
 __device__ __forceinline__ void multiply_range(Buffers& s, const float* __restrict__ A, const float* __restrict__ B,
                                                float* __restrict__ C, int M, int N, int K, long long tile0,
                                                long long first, long long end, long long S, long long W,
@@ -168,7 +168,7 @@ __device__ __forceinline__ void stream_k(Buffers& s, const float* __restrict__ A
 // full (step 15's rule: cutting every tile in pieces would cost more than the idle eighth). Otherwise the
 // paper's two hybrids: "two-tile Stream-K + data-parallel" (step 17's) shares out the last full wave with
 // the partial one, so each block gets one to two tiles' slices; "data-parallel + one-tile Stream-K" shares
-// out the partial wave alone, each block less than a tile's. Step 29 takes the second where the partial
+// out the partial wave alone, each block less than a tile's. Step 19 takes the second where the partial
 // wave is at least half full: a tile is then cut in at most three pieces, whose hand-over through C is
 // short (cut in more, at 1537 x 3001 x 997 on the H100 it was 25% slower).
 __device__ __forceinline__ long long whole_tiles(long long tiles, long long W, bool one_tile)

@@ -355,7 +355,8 @@ def step_pages(study: Study) -> dict[str, str]:
         label = precisions.get(variant.precision).label
         lines = [f"# {variant.title}", "", nav, "",
                  f"Chapter: {chapter.title}" + ("" if label in chapter.title else f" ({label})") + ", on "
-                 f"{study.gpu['gpu_name']}. Source: {variant.source}.", "",
+                 f"{study.gpu['gpu_name']}. Source: {variant.source}."
+                 + (f" Step {variant.was} before the course was renumbered." if variant.was else ""), "",
                  "## What it changes, and why", "", "(Its file's header, as the study ran it.)", ""]
         path = _file(study, variant)
         text = read_kernel(study.folder, path) if path else None

@@ -38,7 +38,8 @@ ROLES = ("step", "reference", "cpu_baseline")
 BASELINES = "baselines"   # the folder of the kernels that are no step (a step's is its chapter's)
 _KEYS = {"id", "backend", "file", "kernel", "title", "source", "defines", "block", "tile", "grid",
          "flop_per_byte", "dtypes", "precision", "role", "chapter", "max_size", "search", "shows", "needs",
-         "shared", "tensor_maps", "cluster", "align_rows", "launch_number", "launches", "technique"}
+         "shared", "tensor_maps", "cluster", "align_rows", "launch_number", "launches", "technique",
+         "was"}
 _CHAPTER_KEYS = {"id", "title", "precision"}
 DTYPES = {"float32": "float", "int32": "int"}   # dtype -> the kernels' ELEM
 
@@ -125,7 +126,7 @@ def _parse_entry(i: int, raw: dict, kernels_dir: Path, chapters: dict, check_fil
                                                          where),
                       launches=_parse_launches(raw.get("launches"), kernel, backend, raw.get("tensor_maps"),
                                                raw.get("align_rows"), where),
-                      technique=technique)
+                      technique=technique, was=None if raw.get("was") is None else str(raw["was"]))
     if variant.shared_expr is not None and backend != "cuda":
         raise StudyError(f"{where}: shared (dynamic shared memory bytes) is for cuda kernels")
     if backend == "cuda":

@@ -1,9 +1,9 @@
-// Step 31: step 30 with its epilogue's accesses 16 bytes wide.
+// Step 21: step 20 with its epilogue's accesses 16 bytes wide.
 //
 // Source: 128-bit global accesses for C, as CUTLASS's epilogues make them
 // (an access of kElementsPerAccess elements, AlignedArray) and siboehm's
 // SGEMM kernel 6 ("vectorize SMEM and GMEM accesses", C written as float4);
-// step 29's kernel, with step 30's rule for the shapes where every tile is
+// step 19's kernel, with step 20's rule for the shapes where every tile is
 // shared out.
 //
 // The problem: the epilogue stored each of a thread's 16 x 8 results as a
@@ -11,7 +11,7 @@
 // row of C only after it had written the row before: 16 round trips to L2
 // in a row, for each piece. Stamped block by block at 4096 on the H100
 // (lab-notebook:notes/step28_fp32/k4096/timeline.py: each block's start and end by
-// %globaltimer), step 29's blocks that share out the partial wave ended 612
+// %globaltimer), step 19's blocks that share out the partial wave ended 612
 // to 640 us into the launch, where 0.88 of a whole tile's 684 us is 601;
 // every SM then ran three whole tiles, so the last of them set the end,
 // and a whole tile took 684 us at 4096 against 680 us per 4096 of K at 8192
@@ -23,28 +23,28 @@
 // one LDG.128 for a piece added into C), and a piece reads 4 rows before it
 // writes them, 4 round trips a thread instead of 16. A group lies inside C
 // or outside it whole, as its first column is a multiple of 4; where N is
-// not a multiple of 4 the epilogue is step 30's. Nothing else: the main
-// loop, the shares and the rule are step 30's. This file holds step 30's
-// two kernels and one more, gpu_async_epilogue, step 29's kernel with the
-// wide epilogue (its body is step 29's async_stream_k, vector true); the
-// rule launches it wherever step 30 launches step 29's.
+// not a multiple of 4 the epilogue is step 20's. Nothing else: the main
+// loop, the shares and the rule are step 20's. This file holds step 20's
+// two kernels and one more, gpu_async_epilogue, step 19's kernel with the
+// wide epilogue (its body is step 19's async_stream_k, vector true); the
+// rule launches it wherever step 20 launches step 19's.
 //
 // On the H100 (lab-notebook:notes/step28_fp32/k4096/step31_h100.txt, two rounds against
-// cuBLAS SGEMM, step 30 beside it): 101.8% at 4096 (step 30: 100.3-100.5%),
+// cuBLAS SGEMM, step 20 beside it): 101.8% at 4096 (step 20: 100.3-100.5%),
 // 103.7% at 8192 (102.9%), 100.8-100.9% at 2048 (98.5-98.6%), and 89.0-89.2%
 // at 1024 (58.8-59.1%), where 32 tiles are shared out among 132 blocks and
 // nearly every block adds a piece into C.
 //
 // Counter that shows it: global-store instructions executed (ncu), lower.
 //
-// Ragged sizes and alignment: as step 28; where N is not a multiple of 4
+// Ragged sizes and alignment: as step 18; where N is not a multiple of 4
 // (rows of C off 16 bytes) the scalar epilogue, checked element by element
 // at every shape. Launches share no state, as step 15's; results bit for
-// bit the same on one GPU model, as step 29's (the same sums, stored wider).
+// bit the same on one GPU model, as step 19's (the same sums, stored wider).
 //
-// Parameters (-D defines from kernels/registry.yaml): as step 30.
+// Parameters (-D defines from kernels/registry.yaml): as step 20.
 
-#include "30_gpu_async_by_shape.cu"   // step 30's kernels, and step 29's work (async_stream_k)
+#include "20_gpu_async_by_shape.cu"   // step 20's kernels, and step 19's work (async_stream_k)
 
 extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM)
 gpu_async_epilogue(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,

@@ -1,4 +1,4 @@
-// Step 28: a 128 x 256 tile, 16 x 8 per thread, its slices copied by
+// Step 18: a 128 x 256 tile, 16 x 8 per thread, its slices copied by
 // cp.async straight into shared memory, the ragged slice first.
 //
 // Source: salykova's sgemm.cu (its 128 x 256 x 8 kernel: 8 warps, a 16 x 8

@@ -1,4 +1,4 @@
-// Step 34: step 33's producer and consumers in a persistent grid: a block
+// Step 36: step 35's producer and consumers in a persistent grid: a block
 // per multiprocessor, walking its share of the tiles, the producer running
 // on into the next tile while the consumers store this one through a
 // buffer of their own, by the copy engine.
@@ -7,10 +7,10 @@
 // (KernelTmaWarpSpecializedCooperative with its persistent tile scheduler;
 // the TMA epilogue through its own shared memory), and pranjalssh's fast.cu
 // worklog for the H100 (a persistent BF16 kernel past cuBLAS). The TF32
-// chapter's step 26 is the same change; its pieces are reused as they are
+// chapter's step 30 is the same change; its pieces are reused as they are
 // (tiles.cuh: the strided share of the tiles, C's buffers and their sends).
 //
-// The problem: through step 33 a block computes one 128 x 256 tile and
+// The problem: through step 35 a block computes one 128 x 256 tile and
 // ends. Every tile then pays, with the tensor cores idle, for its block's
 // start (the barriers, the first slices' trip from DRAM while the ring
 // fills) and for its end (128 KB of C written from registers, 8 bytes a
@@ -26,7 +26,7 @@
 // this tile and store it; each consumer stores its 64 x 256 part through a
 // 16 KB buffer after the ring, 64 columns at a time (two boxes of 64 x 32),
 // and waits for the copy engine only before it writes the buffer again. The
-// main loop is step 33's.
+// main loop is step 35's.
 //
 // Counter that shows it: the tensor pipe's busy share (ncu), higher: 79.3
 // -> 82.1% at 4096 on the H100, and its idle cycles per tile (an SM's idle
@@ -34,19 +34,19 @@
 // instructions 262,144 -> 0 (the copy engine's stores are not the threads'
 // instructions). Measured with
 // devbench, two rounds: 87.6-88.2% of cuBLAS BF16 at 4096, 93.7-94.6% at
-// 2048. At 8192 it loses (69.5-74.9%, step 33: 82%): 132 blocks in row order
+// 2048. At 8192 it loses (69.5-74.9%, step 35: 82%): 132 blocks in row order
 // hold about four tile rows at a time, and B (128 MB) does not stay in the
 // 50 MB of L2, so each tile row reads it again from DRAM (3.5 GB read,
-// ncu, with step 35's identical main loop). Step 36 mends that.
+// ncu, with step 37's identical main loop). Step 38 mends that.
 //
-// Ragged sizes: as step 33 (the copy engine zero-fills and clips every box;
+// Ragged sizes: as step 35 (the copy engine zero-fills and clips every box;
 // where rows are off 16 bytes the producer loads by itself, and where C's
 // rows are, the consumers store by themselves). A block with no tile (more
-// blocks than tiles) ends at once. The result is step 33's bit for bit:
+// blocks than tiles) ends at once. The result is step 35's bit for bit:
 // each element is the same sums in the same order, whichever block
 // computes it.
 //
-// Parameters: step 33's; the grid is the registry's. Needs sm_90a.
+// Parameters: step 35's; the grid is the registry's. Needs sm_90a.
 
 #include "../sm90/mainloop_bf16.cuh"
 #include "../sm90/gemm.cuh"

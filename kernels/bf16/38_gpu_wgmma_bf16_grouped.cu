@@ -1,12 +1,12 @@
-// Step 36: step 35's persistent blocks, walking the tiles in groups of
+// Step 38: step 37's persistent blocks, walking the tiles in groups of
 // GROUP tile rows (rasterisation).
 //
 // Source: CUTLASS's threadblock swizzle (GemmIdentityThreadblockSwizzle and
 // the SM90 tile scheduler's raster order and swizzle size), Triton's
 // matmul tutorial ("L2 cache optimizations": grouped ordering), and the TF32
-// chapter's step 23, whose order this is (ring.cuh's grouped_origin).
+// chapter's step 27, whose order this is (ring.cuh's grouped_origin).
 //
-// The problem: step 35's block b takes tiles b, b + 132, ... in row order.
+// The problem: step 37's block b takes tiles b, b + 132, ... in row order.
 // The 132 tiles running at one time are then about four whole tile rows of
 // C: 512 rows of A and every column of B. At 8192, B is 128 MB, more than
 // the 50 MB of L2, so each tile row reads all of B again from DRAM.
@@ -24,11 +24,11 @@
 // 86.3%. Measured with devbench, two rounds: 95.7-96.6% of cuBLAS BF16 at
 // 4096, 96.4% at 8192, 97.6-98.7% at 2048 (GROUP 8: within a point of 16).
 //
-// Ragged sizes: as step 35; the last group may be shorter than GROUP rows.
-// The result is step 35's bit for bit (each element the same sums in the
+// Ragged sizes: as step 37; the last group may be shorter than GROUP rows.
+// The result is step 37's bit for bit (each element the same sums in the
 // same order, whichever block computes it).
 //
-// Parameters: step 35's, and GROUP (tile rows a group). Needs sm_90a.
+// Parameters: step 37's, and GROUP (tile rows a group). Needs sm_90a.
 
 #include "../sm90/mainloop_bf16.cuh"
 #include "../sm90/gemm.cuh"

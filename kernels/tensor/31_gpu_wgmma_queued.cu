@@ -1,4 +1,4 @@
-// Step 27: step 26's persistent clusters, their tiles handed out one at a
+// Step 31: step 30's persistent clusters, their tiles handed out one at a
 // time, in order, to whichever cluster asks first.
 //
 // Source: dynamic tile scheduling through a global atomic counter, as
@@ -8,13 +8,13 @@
 // control (CUTLASS 3.8 and later) does in hardware: a block asks for its next
 // tile when it is ready for it.
 //
-// The problem: step 26 gives cluster c the tiles c, c + 66, c + 132, ... of
+// The problem: step 30 gives cluster c the tiles c, c + 66, c + 132, ... of
 // the grouped order. Clusters do not run at one speed, and at 8192 (15.5
 // tiles a cluster) a fast one gets several tiles ahead of a slow one: the
 // clusters running at one time no longer hold neighbouring tiles, the slices
 // of A and B one of them brings into L2 are gone before the others need them,
 // and the GPU reads more from DRAM (ncu on the H100, lab-notebook:notes/tensor_cores.md:
-// 2.93 GB against step 25's 2.50). A grid of one tile a block never drifts:
+// 2.93 GB against step 29's 2.50). A grid of one tile a block never drifts:
 // the hardware starts the next block in order on the first multiprocessor
 // that frees.
 //
@@ -26,18 +26,18 @@
 // to 0 when the launch's last ticket is drawn. Nothing else changes.
 //
 // Counter that shows it: DRAM bytes read (ncu), lower, at 8192: 2.93 -> 2.46
-// GB on the H100 (step 25: 2.50). At 4096 (the study's Nsight Compute size,
+// GB on the H100 (step 29: 2.50). At 4096 (the study's Nsight Compute size,
 // four tiles a cluster) the bytes do not move (0.298 GB) and the tensor pipe's
 // busy share does, higher: 90.2 -> 91.6% (at 8192: 92.9 -> 94.1%). Measured
-// there with devbench, two rounds against steps 25 and 26: 97.5% of cuBLAS
+// there with devbench, two rounds against steps 29 and 30: 97.5% of cuBLAS
 // TF32 at 4096 (both rounds), 96.8-96.9% at 8192, 96.0-98.1% at 2048,
 // 222-224% at 4096x4096x4095.
 //
-// Ragged sizes: as step 26. The result is bit for bit step 25's (each element
+// Ragged sizes: as step 30. The result is bit for bit step 29's (each element
 // the same sum in the same order, whichever cluster computes it); a GPU test
 // compares them, and launches it twice in a row at each shape.
 //
-// Parameters: step 26's. Needs sm_90a.
+// Parameters: step 30's. Needs sm_90a.
 
 #include "../sm90/mainloop_tf32.cuh"
 #include "../sm90/gemm.cuh"

@@ -1,4 +1,4 @@
-// Step 26: step 25's producer and consumers in a persistent grid: a cluster
+// Step 30: step 29's producer and consumers in a persistent grid: a cluster
 // per pair of multiprocessors, walking its share of the tiles, the producer
 // running on into the next tile while the consumers store this one.
 //
@@ -7,17 +7,17 @@
 // the epilogue's own shared memory, stored by TMA), and pranjalssh's fast.cu
 // worklog for the H100 (a persistent kernel past cuBLAS in BF16).
 //
-// The problem: through step 25 a block computes one tile and ends. Every
+// The problem: through step 29 a block computes one tile and ends. Every
 // tile then pays, with the tensor cores idle, for its block's start (the
 // cluster barrier, the first slices' trip from DRAM while the ring fills)
 // and for its end (the consumers write C into the drained ring and wait for
-// the copy engine). Issue 24 counts about 40% of step 23's idle tensor
+// the copy engine). Issue 24 counts about 40% of step 27's idle tensor
 // cycles as this fixed cost per tile, at 4096 four tiles a multiprocessor.
 //
 // What changes: which tiles a block computes, and C's way out
 // (kernels/common/persistent.cuh). The grid is the multiprocessors rounded
 // down to whole clusters (132 blocks on an H100 or H200); cluster c takes
-// tiles c, c + 66, c + 132, ... of step 23's grouped order. The ring's count
+// tiles c, c + 66, c + 132, ... of step 27's grouped order. The ring's count
 // runs on across tiles, so the producer fills the next tile's first stages
 // while the consumers finish this tile and store it; the consumers store
 // through a 16 KB buffer each, after the ring, a quarter of their rows at a
@@ -26,19 +26,19 @@
 //
 // Counter that shows it: the tensor pipe's busy share (ncu), higher: 85.6 ->
 // 90.2% at 4096 on the H100 (lab-notebook:notes/tensor_cores.md). Measured there with
-// devbench, two rounds against step 25: 95.1-95.5% of cuBLAS TF32 at 4096
-// (step 25: 92.1-92.6%), 97.5-98.7% at 2048. At 8192 it gains nothing
-// (93.5%, step 25 93.6-93.8%): its clusters drift apart over 15.5 tiles each,
+// devbench, two rounds against step 29: 95.1-95.5% of cuBLAS TF32 at 4096
+// (step 29: 92.1-92.6%), 97.5-98.7% at 2048. At 8192 it gains nothing
+// (93.5%, step 29 93.6-93.8%): its clusters drift apart over 15.5 tiles each,
 // those running at one time no longer hold neighbouring tiles, and DRAM
-// reads rise from 2.50 to 2.93 GB. Step 27 mends that.
+// reads rise from 2.50 to 2.93 GB. Step 31 mends that.
 //
-// Ragged sizes: as step 25 (the copy engine zero-fills and clips every box;
-// a cluster's second block may lie wholly right of C, as in steps 22-25). A
+// Ragged sizes: as step 29 (the copy engine zero-fills and clips every box;
+// a cluster's second block may lie wholly right of C, as in steps 26-29). A
 // cluster with no tile (more clusters than tiles) meets its partner once at
-// the start and ends. The result is the same bit for bit as step 25's: each
+// the start and ends. The result is the same bit for bit as step 29's: each
 // element is the same sum in the same order, whichever block computes it.
 //
-// Parameters: step 25's; the grid is the registry's. Needs sm_90a.
+// Parameters: step 29's; the grid is the registry's. Needs sm_90a.
 
 #include "../sm90/mainloop_tf32.cuh"
 #include "../sm90/gemm.cuh"

@@ -1,4 +1,4 @@
-// Step 22: two blocks, one cluster, one copy of A. Blocks side by side along
+// Step 26: two blocks, one cluster, one copy of A. Blocks side by side along
 // N compute tiles with the same 256 rows; each brings half of those rows'
 // slice of A, and the copy engine writes it into both blocks' shared memory.
 //
@@ -8,10 +8,10 @@
 // describe them, and as CUTLASS's SM90 kernels with cluster shape (2, 1) use
 // them.
 //
-// What changes: the bytes a block asks of L2 per slice. Steps 19 to 21 move
+// What changes: the bytes a block asks of L2 per slice. Steps 23 to 25 move
 // 48 KB a slice (A's 256 x 32: 32 KB, B's 32 x 128: 16 KB) for 256 x 128 x
 // 32 multiply-adds; at the TF32 rate that is about 11 TB/s for 132 blocks,
-// more than L2 sends (ncu: L2 at 70% of its peak throughput for step 19 at
+// more than L2 sends (ncu: L2 at 70% of its peak throughput for step 23 at
 // 4096, and the 8192 runs hit the power limit where cuBLAS does not). Two
 // blocks that share A's rows ask for 16 + 16 KB each: two thirds of the
 // traffic, for the same arithmetic. The price: the pair moves in step (a
@@ -22,21 +22,21 @@
 // 85.2% on the H100 and 85.5 -> 86.6% on the H200 (study of commit
 // eb2bdcd). Predicted, and not among the study's counters: the bytes L2
 // sends per flop down by a third. At 8192 the first studies (commit 0d7511c)
-// had none of its samples throttled where steps 19 to 21 were (180 of 200,
+// had none of its samples throttled where steps 23 to 25 were (180 of 200,
 // 1455 MHz at the 700 W cap); the next ones throttled it on the H100 and not
 // on the H200: near the cap, the clock depends on what ran before. The L2
 // hit rate, first named here: 76.3 -> 76.3% in the first H100 study, 72.6
 // -> 76.3% in the next.
 //
-// Ragged sizes: as step 21; a cluster's second block may lie wholly right of
+// Ragged sizes: as step 25; a cluster's second block may lie wholly right of
 // C (N not a multiple of 2 x BN): it loads and multiplies zeros for its
 // partner's sake and stores nothing (the copy engine clips). The grid's
 // width is rounded up to whole clusters (the registry's `cluster`). Without
-// tensor maps each block loads all of its slices itself, as in step 19, and
+// tensor maps each block loads all of its slices itself, as in step 23, and
 // the pair still hands stages over together. No block arrives on its
 // partner's barriers after the partner may have ended (tma_pipeline.cuh).
 //
-// Parameters: step 19's, and CLUSTER (2: the blocks of a cluster, along N).
+// Parameters: step 23's, and CLUSTER (2: the blocks of a cluster, along N).
 // Needs sm_90a.
 
 #include "../sm90/mainloop_tf32.cuh"

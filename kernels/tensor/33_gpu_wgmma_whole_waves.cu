@@ -1,9 +1,9 @@
-// Step 41: step 40's kernel on the fewest clusters that take the tiles in as
-// many rounds: the BF16 chapter's step 39, in TF32.
+// Step 33: step 32's kernel on the fewest clusters that take the tiles in as
+// many rounds: the BF16 chapter's step 41, in TF32.
 //
 // Source: pranjalssh's fast.cu (kernel 12, run on 128 of the H100's 132
 // multiprocessors); wave quantization (NVIDIA's Matrix Multiplication
-// Background guide); the BF16 chapter's step 39, whose grid rule this is.
+// Background guide); the BF16 chapter's step 41, whose grid rule this is.
 //
 // The problem: at 4096 C has 512 tiles of 256 x 128, 256 pairs of them for
 // clusters of two blocks. 66 clusters (a block a multiprocessor) take them
@@ -15,7 +15,7 @@
 // matmulstudy/study/variant.py, in whole clusters): rounds = ceil(pairs /
 // 66), clusters = ceil(pairs / rounds). At 4096 and 8192, 64 clusters (128
 // blocks) of exactly 4 and 16 pairs; at 1537 x 3001 (84 pairs) 42 clusters of
-// 2. The kernel is step 40's, instruction for instruction.
+// 2. The kernel is step 32's, instruction for instruction.
 //
 // Counter that shows it: DRAM bytes read (ncu at 4096), lower: 297.8 ->
 // 268.5 MB on GPU-3735863d (cuBLAS TF32: 293.7); the main loop's time at
@@ -31,9 +31,9 @@
 // GPU-3735863d (two rounds) 99.6% at 4096 against 98.7-98.9%, 98.6% at 8192
 // against 97.1-97.3%.
 //
-// Ragged sizes: as step 40, and its result bit for bit.
+// Ragged sizes: as step 32, and its result bit for bit.
 //
-// Parameters: step 40's. Needs sm_90a.
+// Parameters: step 32's. Needs sm_90a.
 
 #include "../sm90/mainloop_tf32.cuh"
 #include "../sm90/gemm.cuh"

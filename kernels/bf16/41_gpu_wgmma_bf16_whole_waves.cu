@@ -1,4 +1,4 @@
-// Step 39: step 38's kernel on the fewest blocks that take the tiles in as
+// Step 41: step 40's kernel on the fewest blocks that take the tiles in as
 // many rounds: every block computes as many tiles as the busiest.
 //
 // Source: pranjalssh's fast.cu (kernel 12, the H100 worklog "Outperforming
@@ -21,7 +21,7 @@
 // matmulstudy/study/variant.py): rounds = ceil(tiles / 132), blocks =
 // ceil(tiles / rounds). At 4096 and 8192 that is 128 blocks of exactly 4
 // and 16 tiles; at 1537 x 3001 (156 tiles) 78 blocks of 2; at 2048 (128
-// tiles) 128, as before. The kernel is step 38's, instruction for
+// tiles) 128, as before. The kernel is step 40's, instruction for
 // instruction: QueuedTiles already hands tiles to however many blocks run.
 //
 // Counter that shows it: DRAM bytes read (ncu at 4096), lower: 148.7 ->
@@ -33,16 +33,16 @@
 // 8192 at M = N = 4096 (devbench --fit-k), falls 40.98 -> 40.40 us (cuBLAS
 // BF16: 40.06). Measured with devbench against cuBLAS BF16 (H100,
 // alternating rounds, lab-notebook:notes/whole_waves/): on GPU-24c8e734 (three rounds, as
-// a candidate of step 38) 97.5-98.5% at 4096 against step 38's 95.7-97.0%,
+// a candidate of step 40) 97.5-98.5% at 4096 against step 40's 95.7-97.0%,
 // 101.3-101.4% at 8192 against 99.95-100.0%, 196% at 1537x3001x997 against
 // 189-190%; on GPU-3735863d (two rounds) 97.8-98.1% at 4096 against
 // 96.2-96.5%, 101.4-101.6% at 8192 against 99.9-100.2%, 94.8-96.2% at
 // 2048 against 94.5-95.3%.
 //
-// Ragged sizes: as step 38, and its result bit for bit (each element the
+// Ragged sizes: as step 40, and its result bit for bit (each element the
 // same sum in the same order, whichever block computes its tile).
 //
-// Parameters: step 38's. Needs sm_90a.
+// Parameters: step 40's. Needs sm_90a.
 
 #include "../sm90/mainloop_bf16.cuh"
 #include "../sm90/gemm.cuh"

@@ -1,4 +1,4 @@
-// Step 25: step 24 without rounding the fragments the consumers read from
+// Step 29: step 28 without rounding the fragments the consumers read from
 // shared memory.
 //
 // Source: PTX ISA, wgmma with .tf32 operands: the tensor cores take a
@@ -9,10 +9,10 @@
 //
 // What changes: one instruction per fragment element. Each consumer thread
 // reads 16 elements of B^T a slice (BK = 32: four k8 groups of four) and,
-// through step 24, rounds each with cvt.rna.tf32.f32 before the four
+// through step 28, rounds each with cvt.rna.tf32.f32 before the four
 // wgmma of the slice; here it passes the bits as they are, so both operands
 // are truncated, not one truncated and one rounded. Issue 24 puts about 60%
-// of step 23's idle tensor cycles in the consumers' work between wgmma
+// of step 27's idle tensor cycles in the consumers' work between wgmma
 // groups; these are 16 of its instructions a slice.
 //
 // Accuracy: TF32's bound (matmulstudy/precisions.py) allows truncated
@@ -21,11 +21,11 @@
 //
 // Counter that shows it: the main loop's instructions per wgmma (SASS),
 // lower: 40.1 -> 27.9 (321 -> 223 a loop of two slices). Measured on the
-// H100 (lab-notebook:notes/tensor_cores.md, two rounds against step 24 in one run):
+// H100 (lab-notebook:notes/tensor_cores.md, two rounds against step 28 in one run):
 // +1.1 to +1.8% at 4096, 92.7-93.3% of cuBLAS TF32; 93.6-93.7% at 8192;
 // 95.8-96.2% at 2048; the margin against TF32's bound 0.15 -> 0.24-0.27.
 //
-// Parameters: step 24's, and ROUND_FRAGMENTS = 0. Needs sm_90a.
+// Parameters: step 28's, and ROUND_FRAGMENTS = 0. Needs sm_90a.
 
 #include "../sm90/mainloop_tf32.cuh"
 #include "../sm90/gemm.cuh"

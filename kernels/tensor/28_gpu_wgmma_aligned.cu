@@ -1,4 +1,4 @@
-// Step 24: step 23's kernel at every shape, its operands first copied where
+// Step 28: step 27's kernel at every shape, its operands first copied where
 // their rows do not start on 16 bytes.
 //
 // Source: the copy engine's rule (CUDA driver API, cuTensorMapEncodeTiled:
@@ -10,30 +10,30 @@
 // kernel).
 //
 // The problem: with K or N not a multiple of 4, no tensor map describes A or
-// B, and steps 19 to 23 load those slices with their own threads, 4 bytes at
-// a time: 17% of cuBLAS TF32 at 4096x4096x4095 on the H100 (step 23),
+// B, and steps 23 to 27 load those slices with their own threads, 4 bytes at
+// a time: 17% of cuBLAS TF32 at 4096x4096x4095 on the H100 (step 27),
 // slower than the FP32 steps.
 //
 // What changes: nothing in the multiplication. Before it, where K or N is not
 // a multiple of 4, pad_copy copies A into a workspace of M rows of K4 =
 // ceil(K / 4) * 4 columns and B into one of K4 rows of N4 columns, zeros in
-// the columns and rows added; step 23's kernel then multiplies the (M, N4, K4)
+// the columns and rows added; step 27's kernel then multiplies the (M, N4, K4)
 // problem, every row on 16 bytes, through the copy engine, into a workspace C
 // of N4 columns, which pad_copy copies back to C's N columns. The added zeros
 // change no sum (x * 0 adds exactly 0). The copies are part of the timed
 // launch; the workspace is allocated once per shape (matmulstudy/gpu/launch.py,
 // and matmulstudy/gpu/launch.cu for the sanitizer: the same sequence). At
-// shapes whose rows already start on 16 bytes, step 24 is step 23.
+// shapes whose rows already start on 16 bytes, step 28 is step 27.
 //
 // Counter that shows it: each kernel's time and DRAM bytes at a shape whose
-// K or N is odd (ncu); at the aligned shapes Nsight Compute sees step 23's
+// K or N is odd (ncu); at the aligned shapes Nsight Compute sees step 27's
 // kernel. Measured on the H100 (lab-notebook:notes/tensor_cores.md, devbench): at
 // 4096x4096x4095 the copies of A and B take 42.7 and 42.2 us (67 MB read
 // each), the multiplication 374 us; the launch 295 TFLOP/s, 210% of cuBLAS
-// TF32 there (step 23: 17%). At 1537x3001x997: 97.7 TFLOP/s, 140% (step 23:
+// TF32 there (step 27: 17%). At 1537x3001x997: 97.7 TFLOP/s, 140% (step 27:
 // 22%), a third of it copies, C's copy back (16.9 us) the largest.
 //
-// Parameters: step 23's. Needs sm_90a.
+// Parameters: step 27's. Needs sm_90a.
 
 #include "../sm90/mainloop_tf32.cuh"
 #include "../sm90/gemm.cuh"

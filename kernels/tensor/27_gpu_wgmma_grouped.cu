@@ -1,4 +1,4 @@
-// Step 23: the same kernel as step 22, its tiles handed out in groups of
+// Step 27: the same kernel as step 26, its tiles handed out in groups of
 // rows. Nothing in a block changes; which tile each block computes does.
 //
 // Source: rasterising the grid for L2 locality, as CUTLASS's threadblock
@@ -10,7 +10,7 @@
 // (132 on an H100, 66 clusters) move down K together, so a K-slice of A or
 // B that one of them brings into L2 is there for the others that need it;
 // every distinct row of A and column of B the running blocks cover is read
-// from DRAM about once per wave. In launch order (steps 19 to 22) a wave is
+// from DRAM about once per wave. In launch order (steps 23 to 26) a wave is
 // a band of whole tile rows: at 8192, two of them, so 512 rows of A and all
 // 8192 columns of B, 272 MB a wave. Walking down GROUP = 8 tile rows before
 // moving right, a wave is 8 tile rows by about 16 tile columns: 2048 rows of
@@ -21,15 +21,15 @@
 // commit eb2bdcd, ncu at 4096): 348 -> 298 MB on both GPUs (cuBLAS TF32:
 // 294); at 8192 (development run on the H100) 4.69 -> 2.55 GB (cuBLAS TF32:
 // 2.48). The tensor pipe's share stayed (85.2 -> 84.8% on the H100 at 4096).
-// At 8192, where the 700 W cap throttled some of steps 18 to 22 in each
-// study, step 23 had no throttled sample in either GPU's study nor in the
+// At 8192, where the 700 W cap throttled some of steps 22 to 26 in each
+// study, step 27 had no throttled sample in either GPU's study nor in the
 // H100's repeat: 92.6% of cuBLAS TF32 on the H100, 92.4% on the H200.
 //
-// Ragged sizes: as step 22 (tile_origin() is a permutation of the grid's
+// Ragged sizes: as step 26 (tile_origin() is a permutation of the grid's
 // tiles, a cluster's blocks kept side by side; the last group may have fewer
 // than GROUP rows).
 //
-// Parameters: step 22's, and GROUP (tile rows per group). Needs sm_90a.
+// Parameters: step 26's, and GROUP (tile rows per group). Needs sm_90a.
 
 #include "../sm90/mainloop_tf32.cuh"
 #include "../sm90/gemm.cuh"

@@ -1,12 +1,12 @@
-// Step 37: step 36's persistent blocks, their tiles handed out one at a
+// Step 39: step 38's persistent blocks, their tiles handed out one at a
 // time, in the grouped order, to whichever block asks first.
 //
 // Source: dynamic tile scheduling through a global atomic counter (Osama et
 // al., Stream-K, PPoPP 2023; CUTLASS's PersistentTileSchedulerSm90StreamK),
-// and the TF32 chapter's step 27, whose scheduler this is (tiles.cuh,
+// and the TF32 chapter's step 31, whose scheduler this is (tiles.cuh,
 // QueuedTiles, here with clusters of one block).
 //
-// The problem: step 36 gives block b the tiles b, b + 132, b + 264, ... of
+// The problem: step 38 gives block b the tiles b, b + 132, b + 264, ... of
 // the grouped order. Blocks do not run at one speed; over many tiles a fast
 // one gets ahead of a slow one, the blocks running at one time no longer
 // hold neighbouring tiles, and the slices of A and B one of them brings into
@@ -24,13 +24,13 @@
 // (cuBLAS BF16: 95.0%), where the DRAM bytes fall too, 1.31 -> 1.23 GB.
 // Measured with devbench against cuBLAS BF16, in two runs on two H100s:
 // 96.7-97.2% and 97.8-98.2% at 4096, 100.0-100.1% and 99.6-99.9% at 8192;
-// but 94.7-96.7% at 2048 (one or two tiles a block), where step 36 is at
+// but 94.7-96.7% at 2048 (one or two tiles a block), where step 38 is at
 // 97.6-98.7%. Why it loses there was not measured.
 //
-// Ragged sizes: as step 36. The result is step 36's bit for bit; a GPU test
+// Ragged sizes: as step 38. The result is step 38's bit for bit; a GPU test
 // compares them, and launches it twice in a row at each shape.
 //
-// Parameters: step 36's. Needs sm_90a.
+// Parameters: step 38's. Needs sm_90a.
 
 #include "../sm90/mainloop_bf16.cuh"
 #include "../sm90/gemm.cuh"

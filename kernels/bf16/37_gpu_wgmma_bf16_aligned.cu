@@ -1,18 +1,18 @@
-// Step 35: step 34's kernel at every shape, its operands first copied where
+// Step 37: step 36's kernel at every shape, its operands first copied where
 // their rows do not start on 16 bytes.
 //
 // Source: the copy engine's rule (CUDA driver API, cuTensorMapEncodeTiled:
 // the global address aligned to 16 bytes, every row stride a multiple of 16
 // bytes), and padding to an aligned leading dimension, as the TF32 chapter's
-// step 24 does; CUTLASS's kernels take each operand's alignment as a
+// step 28 does; CUTLASS's kernels take each operand's alignment as a
 // parameter (kAlignmentA, kAlignmentB), and cuBLAS BF16 falls to a fraction
 // of its speed where K or N is odd.
 //
 // The problem: with K or N not a multiple of 8 (BF16: 8 elements in 16
-// bytes), no tensor map describes A or B, and steps 33 and 34 load those
+// bytes), no tensor map describes A or B, and steps 35 and 36 load those
 // slices with the producer's own threads, 2 bytes at a time. Measured on the
-// H100 (devbench): step 34 at 13 TFLOP/s at 4096x4096x4095, 9% of cuBLAS
-// BF16 there, and a seventh of step 32.
+// H100 (devbench): step 36 at 13 TFLOP/s at 4096x4096x4095, 9% of cuBLAS
+// BF16 there, and a seventh of step 34.
 //
 // What changes: nothing in the multiplication, and the producer's own loads
 // go (a launch without the copies traps). Before it, where K or N is not a
@@ -23,18 +23,18 @@
 // copies back to C's N columns. The added zeros change no sum. The copies
 // are part of the timed launch; the workspace is allocated once per shape
 // (matmulstudy/gpu/launch.py, and launch.cu for the sanitizer). At shapes
-// whose rows already start on 16 bytes, step 35 is step 34.
+// whose rows already start on 16 bytes, step 37 is step 36.
 //
 // Counter that shows it: the time at a shape whose K or N is odd. Measured
 // on the H100 (devbench, two rounds): 13.4 -> 545.7 TFLOP/s at
 // 4096x4096x4095, 376% of cuBLAS BF16 there (145.2), and 8.2 -> 147.8 at
-// 1537x3001x997, 185%. At the aligned shapes it is step 34 without the
+// 1537x3001x997, 185%. At the aligned shapes it is step 36 without the
 // producer's own loads, and measured faster: 85.4% tensor pipe at 4096
 // against 82.4% (ncu, one run), 90.9% of cuBLAS BF16 against 87.6-88.2%.
 // Why leaving out code that never runs there helps was not measured
 // further.
 //
-// Parameters: step 34's. Needs sm_90a.
+// Parameters: step 36's. Needs sm_90a.
 
 #include "../sm90/mainloop_bf16.cuh"
 #include "../sm90/gemm.cuh"

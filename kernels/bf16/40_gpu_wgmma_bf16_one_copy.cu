@@ -1,4 +1,4 @@
-// Step 38: step 37's kernel, each slice of B brought into the ring by one
+// Step 40: step 39's kernel, each slice of B brought into the ring by one
 // copy instead of four.
 //
 // Source: CUTLASS's SM90 TMA copies (cute/atom/copy_traits_sm90_tma.hpp:
@@ -9,7 +9,7 @@
 // cuTensorMapEncodeTiled (rank 3).
 //
 // The problem: a box of the 128-byte swizzle is at most 128 bytes wide, so
-// step 37's producer asks the copy engine for five boxes a slice: A's
+// step 39's producer asks the copy engine for five boxes a slice: A's
 // 128 x 64 and B's four of 64 k by 64 columns, one per 128-byte block of
 // its 256 columns. With no loads at all (the stages left as first filled:
 // a wrong product, timed only) the main loop takes 36.3-37.1 us a tile at
@@ -21,7 +21,7 @@
 // What changes: B's tensor map is 3-D, (a block's 64 columns, K rows, N / 64
 // blocks; the blocks 128 bytes apart in global memory), and one box of it
 // is the slice's four blocks side by side: the copy engine lays them one
-// after another in shared memory, each as step 37's 2-D box would, so the
+// after another in shared memory, each as step 39's 2-D box would, so the
 // stage's layout and everything that reads it stay as they are. Two copies
 // a slice instead of five (`B_BLOCKS` in producer.cuh; the registry's box
 // [BK, 64, B_BLOCKS] makes the host's map: matmulstudy/gpu/tma.py).
@@ -32,18 +32,18 @@
 // What it buys depends on the GPU. Measured with devbench against cuBLAS
 // BF16 on six H100s (alternating rounds; the table in
 // lab-notebook:notes/bf16.md): 0.4-1.9 points at 4096 on five of them, e.g. 97.1-98.3%
-// against step 37's 95.7-97.0% on GPU-7f7914b1 (four runs), where the main
+// against step 39's 95.7-97.0% on GPU-7f7914b1 (four runs), where the main
 // loop's time a tile of 4096 k, fitted over K = 1024 to 8192 at M = N =
 // 4096, goes 40.4 -> 40.1 us and the rest of a tile 5.7 -> 5.4 us; nothing
 // on GPU-06fd217d (41.5 us both). Never slower at the study's shapes;
-// cuBLAS BF16's main loop is still 1.7-2.7% faster than step 38's.
+// cuBLAS BF16's main loop is still 1.7-2.7% faster than step 40's.
 //
-// Ragged sizes: as step 37. Where N is not a multiple of 64, the last block
-// would run into the next row, so the host's map is step 37's 2-D one and
+// Ragged sizes: as step 39. Where N is not a multiple of 64, the last block
+// would run into the next row, so the host's map is step 39's 2-D one and
 // the producer makes four copies (the same rule on both sides). The result
-// is step 37's bit for bit: the same bytes land in the same places.
+// is step 39's bit for bit: the same bytes land in the same places.
 //
-// Parameters: step 37's, and B_BLOCKS = BN / 64. Needs sm_90a.
+// Parameters: step 39's, and B_BLOCKS = BN / 64. Needs sm_90a.
 
 #include "../sm90/mainloop_bf16.cuh"
 #include "../sm90/gemm.cuh"
