@@ -17,7 +17,7 @@ from matmulstudy import precisions
 from matmulstudy.report import render
 from matmulstudy.study import snapshot
 from matmulstudy.report.figures import FIGURES
-from matmulstudy.study.registry import load_registry
+from matmulstudy.study.registry import Registry, load_registry
 
 TABLES = ["samples.csv.gz", "measured_with.csv", "summary.csv", "hardware.csv", "gpu.json", "failures.txt", "config.yaml",
           "registry.yaml", "crosscheck.csv", "repeat.csv", "sanitizer.csv", "faults.csv"]
@@ -423,6 +423,22 @@ def test_a_step_page_shows_where_a_header_two_includes_down_reads_its_define():
     assert "Where [`common/wgmma_bf16.cuh`](../kernels/common/wgmma_bf16.cuh) switches on `STEPPED_DESCRIPTORS`:" in p43
     assert "wgmma_m64n256k16_bf16(d, base[0] + stage + 2 * kk, base[1] + stage + 128 * kk);" in p43
     assert (ROOT / "reports/h100/steps/44_gpu_wgmma_bf16_drawn_late.md").read_text() == p44   # and committed so
+
+
+def test_a_step_page_gives_the_number_the_step_had_before_the_course_was_renumbered():
+    """A registry entry's `was` (issue 58): said on its page, so that old notes and links still resolve; a study
+    measured before it has none, and its pages say nothing of it."""
+    import dataclasses
+    from matmulstudy.report.committed import Study
+    from matmulstudy.report.steps import page_name, step_pages
+    study = Study.load(ROOT / "reports" / "h100")
+    raw = study.registry.raw
+    renumbered = Registry.from_entries({**raw, "variants": [
+        dict(e, was=28) if e["id"] == "gpu_async_tile" else e for e in raw["variants"]]})
+    name = page_name(study.registry["gpu_async_tile"])
+    page = step_pages(dataclasses.replace(study, registry=renumbered))[name]
+    assert "Step 28 before the course was renumbered." in page
+    assert "before the course was renumbered" not in (ROOT / "reports/h100/steps" / name).read_text()
 
 
 @pytest.mark.parametrize("label", [f.name for f in COMMITTED])
