@@ -10,7 +10,7 @@
 // Memory Accelerator"), and CUTLASS's SM90 warp-specialized TMA mainloop
 // for 16-bit operands ("SS": both from shared memory), which takes a
 // row-major B as an MN-major operand. The TF32 chapter's ring, mbarriers and
-// roles (steps 23 to 25: ring.cuh, hopper.cuh) are reused as they are.
+// roles (sm90/: the ring, the producer, the scheduler, the epilogues) are the TF32 steps'.
 //
 // What changes from step 34 (mma.sync + ldmatrix): everything that feeds
 // the tensor cores, as step 23 did for TF32.

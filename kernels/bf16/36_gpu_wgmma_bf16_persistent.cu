@@ -8,7 +8,7 @@
 // the TMA epilogue through its own shared memory), and pranjalssh's fast.cu
 // worklog for the H100 (a persistent BF16 kernel past cuBLAS). The TF32
 // chapter's step 30 is the same change; its pieces are reused as they are
-// (tiles.cuh: the strided share of the tiles, C's buffers and their sends).
+// (StridedTiles, and BufferStore: C's buffers and their sends).
 //
 // The problem: through step 35 a block computes one 128 x 256 tile and
 // ends. Every tile then pays, with the tensor cores idle, for its block's
@@ -19,7 +19,7 @@
 // each, against a main loop of 64 slices a tile.
 //
 // What changes: which tiles a block computes, and C's way out
-// (kernels/common/persistent_bf16.cuh). The grid is the multiprocessors
+// (kernels/sm90/: StridedTiles, BufferStore). The grid is the multiprocessors
 // (132 blocks on an H100 or H200); block b takes tiles b, b + 132,
 // b + 264, ... in row order. The ring's count runs on across tiles, so the
 // producer fills the next tile's first stages while the consumers finish

@@ -4,7 +4,7 @@
 // Source: CUTLASS's threadblock swizzle (GemmIdentityThreadblockSwizzle and
 // the SM90 tile scheduler's raster order and swizzle size), Triton's
 // matmul tutorial ("L2 cache optimizations": grouped ordering), and the TF32
-// chapter's step 27, whose order this is (ring.cuh's grouped_origin).
+// chapter's step 27, whose order this is (scheduler.cuh's grouped_origin).
 //
 // The problem: step 37's block b takes tiles b, b + 132, ... in row order.
 // The 132 tiles running at one time are then about four whole tile rows of

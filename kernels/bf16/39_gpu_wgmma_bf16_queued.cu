@@ -3,7 +3,7 @@
 //
 // Source: dynamic tile scheduling through a global atomic counter (Osama et
 // al., Stream-K, PPoPP 2023; CUTLASS's PersistentTileSchedulerSm90StreamK),
-// and the TF32 chapter's step 31, whose scheduler this is (tiles.cuh,
+// and the TF32 chapter's step 31, whose scheduler this is (scheduler.cuh,
 // QueuedTiles, here with clusters of one block).
 //
 // The problem: step 38 gives block b the tiles b, b + 132, b + 264, ... of

@@ -23,7 +23,7 @@
 // is the slice's four blocks side by side: the copy engine lays them one
 // after another in shared memory, each as step 39's 2-D box would, so the
 // stage's layout and everything that reads it stay as they are. Two copies
-// a slice instead of five (`B_BLOCKS` in producer.cuh; the registry's box
+// a slice instead of five (the mainloop's BBlocks, sm90/producer.cuh; the registry's box
 // [BK, 64, B_BLOCKS] makes the host's map: matmulstudy/gpu/tma.py).
 //
 // Counter that shows it: UTMALDG in the producer's loop, 5 -> 2 a slice

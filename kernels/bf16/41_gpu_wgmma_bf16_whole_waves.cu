@@ -17,12 +17,12 @@
 // 37.1 us instead of 40.4-42.1, lab-notebook:notes/bf16.md), and the extra four blocks
 // add to the traffic without taking a round off.
 //
-// What changes: only the grid (the registry's `grid: [whole_waves, 1]`,
-// matmulstudy/study/variant.py): rounds = ceil(tiles / 132), blocks =
-// ceil(tiles / rounds). At 4096 and 8192 that is 128 blocks of exactly 4
+// What changes: the blocks that take tiles (the scheduler's WholeRounds; the
+// grid stays a block an SM, and the others end at once): rounds =
+// ceil(tiles / 132), blocks = ceil(tiles / rounds). At 4096 and 8192 that is 128 blocks of exactly 4
 // and 16 tiles; at 1537 x 3001 (156 tiles) 78 blocks of 2; at 2048 (128
-// tiles) 128, as before. The kernel is step 40's, instruction for
-// instruction: QueuedTiles already hands tiles to however many blocks run.
+// tiles) 128, as before. Only QueuedTiles' count of the clusters that take
+// tiles changes: it hands tiles to however many ask.
 //
 // Counter that shows it: DRAM bytes read (ncu at 4096), lower: 148.7 ->
 // 133.9 MB on GPU-3735863d (cuBLAS BF16: 150.9); likely because 128 blocks

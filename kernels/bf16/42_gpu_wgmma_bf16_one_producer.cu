@@ -9,7 +9,7 @@
 // its warps with no role run no loop.
 //
 // The problem: from step 39 on, every warp of the block reads each tile's
-// number from the tile slot (tiles.cuh's QueuedTiles), the producer's four
+// number from the tile slot (scheduler.cuh's QueuedTiles), the producer's four
 // warps too, though only thread 0 of warp 0 asks the copy engine for
 // anything. Warps 1 to 3 of the producer so wait on the slot's barrier for
 // a whole tile at a time: a cluster-scope acquire, each round of the wait an
@@ -18,7 +18,7 @@
 // instructions on the multiprocessor's schedulers beside the consumers'
 // wgmma, fences and epilogue stores, and do nothing else.
 //
-// What changes: PRODUCER_WARPS = 1 (the registry's defines). Warps 1 to 3
+// What changes: gemm's ProducerWarps = 1 (the step's call). Warps 1 to 3
 // of warpgroup 0 return after `setmaxnreg.dec` (which the whole warpgroup
 // must execute), and the slot's empty barrier counts one producer warp
 // and the consumers' eight. The kernel body is step 41's call.
@@ -33,13 +33,13 @@
 // 101.3% at 8192 against 101.1-101.2%, 95.5-96.3% at 2048 against 95.5-
 // 96.2%; on GPU-7337c3d9, as a candidate, 98.7-99.3% at 4096 against
 // 98.2-98.5%, and fitted over K the rest of a launch 21.04 -> 20.38 us.
-// The same change in TF32 (step 33 with PRODUCER_WARPS = 1) gained nothing:
+// The same change in TF32 (step 33 with ProducerWarps = 1) gained nothing:
 // 99.1-99.4% against 99.3-99.4% at 4096.
 //
 // Ragged sizes: as step 41, and its result bit for bit (only who waits on
 // the slot changes, not which block computes which tile in what order).
 //
-// Parameters: step 41's, and PRODUCER_WARPS = 1. Needs sm_90a.
+// Parameters: step 41's. Needs sm_90a.
 
 #include "../sm90/mainloop_bf16.cuh"
 #include "../sm90/gemm.cuh"

@@ -10,7 +10,7 @@
 // registers.
 //
 // The problem: each slice a consumer warp issues 4 HGMMA, each with two
-// 64-bit descriptors. Up to step 42 wgmma_bf16.cuh builds all eight from
+// 64-bit descriptors. Up to step 42 the BF16 mainloop builds all eight from
 // shared-memory addresses: the stage's, plus `rows * 128`, where `rows`
 // comes from threadIdx and so is, to the compiler, a different value in
 // each thread. It builds them in the vector registers and moves each one
@@ -21,8 +21,8 @@
 // kernel issues about half of our instructions in all (Nsight Compute,
 // 17.6 against 32.2 million at 4096; lab-notebook:notes/bf16.md).
 //
-// What changes: STEPPED_DESCRIPTORS = 1 (the registry's defines; the code
-// is wgmma_bf16.cuh's Consumer::descriptors, issue, slot and parity).
+// What changes: the mainloop's SteppedDescriptors (the code is
+// mainloop_bf16.cuh's Consumer::descriptors, issue, slot and parity).
 // - Once a tile, each consumer warp builds two descriptors: its rows of A
 //   and B's slice in stage 0, from the warpgroup number of lane 0
 //   (shuffled, so the compiler knows the warp shares it). A slice's eight
@@ -56,7 +56,7 @@
 // Ragged sizes: as step 42, and its result bit for bit (the same wgmma on
 // the same shared memory in the same order).
 //
-// Parameters: step 42's, and STEPPED_DESCRIPTORS = 1. Needs sm_90a.
+// Parameters: step 42's. Needs sm_90a.
 
 #include "../sm90/mainloop_bf16.cuh"
 #include "../sm90/gemm.cuh"

@@ -7,7 +7,7 @@
 // persistent kernels, whose blocks query the scheduler for the next tile as
 // they finish one (docs: grouped_scheduler.md).
 //
-// The problem: step 31's queue (tiles.cuh, QueuedTiles) hands out tiles
+// The problem: step 31's queue (scheduler.cuh, QueuedTiles) hands out tiles
 // in the order the blocks draw tickets from a counter in global memory.
 // Up to step 43 the drawer, thread 0 of the producer, draws the ticket for
 // a block's next tile as the block starts a tile, meaning to hide the
@@ -24,8 +24,8 @@
 //   (%smid) 191 to 207 (the same DRAM bytes in each, Nsight Compute;
 //   lab-notebook:notes/late_draw/).
 //
-// What changes: DRAW_LATE = 1 (the registry's defines; the code is
-// tiles.cuh's QueuedTiles::next). The drawer draws a ticket where it
+// What changes: the scheduler's Draw::when_needed (the code is
+// scheduler.cuh's QueuedTiles::next). The drawer draws a ticket where it
 // publishes the tile, as the producer has issued the last copy of the tile
 // before: the atomic's wait is then behind the ring's four stages of loads
 // that the consumers have still to multiply, and the tickets come in the
@@ -48,7 +48,7 @@
 //
 // Ragged sizes: as step 43.
 //
-// Parameters: step 43's, and DRAW_LATE = 1. Needs sm_90a.
+// Parameters: step 43's. Needs sm_90a.
 
 #include "../sm90/mainloop_bf16.cuh"
 #include "../sm90/gemm.cuh"

@@ -8,9 +8,9 @@
 // programming guide ("Using the Tensor Memory Accelerator"), and CUTLASS's
 // SM90 documentation and its warp-specialized TMA mainloops, in particular
 // the one with A from registers ("RS"), which is how CUTLASS multiplies TF32
-// operands that are not K-major. The primitives are in hopper.cuh, the
-// producer's and consumers' loops in tma_pipeline.cuh (steps 24 and 25
-// reuse them and change how the tile is stored and the consumers' order).
+// operands that are not K-major. The primitives are in sm90/hopper.cuh, the
+// roles in sm90/ (kernels/README.md): this step composes the TF32 mainloop,
+// a tile a block, and a direct store.
 //
 // What changes from step 22: everything that fed the tensor cores.
 // - Loads: one thread asks the copy engine for a whole slice (a 256 x 32 box

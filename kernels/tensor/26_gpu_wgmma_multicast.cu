@@ -34,7 +34,7 @@
 // width is rounded up to whole clusters (the registry's `cluster`). Without
 // tensor maps each block loads all of its slices itself, as in step 23, and
 // the pair still hands stages over together. No block arrives on its
-// partner's barriers after the partner may have ended (tma_pipeline.cuh).
+// partner's barriers after the partner may have ended (mainloop_tf32.cuh).
 //
 // Parameters: step 23's, and CLUSTER (2: the blocks of a cluster, along N).
 // Needs sm_90a.

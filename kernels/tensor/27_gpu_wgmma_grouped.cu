@@ -25,7 +25,7 @@
 // study, step 27 had no throttled sample in either GPU's study nor in the
 // H100's repeat: 92.6% of cuBLAS TF32 on the H100, 92.4% on the H200.
 //
-// Ragged sizes: as step 26 (tile_origin() is a permutation of the grid's
+// Ragged sizes: as step 26 (OneTile's origin is a permutation of the grid's
 // tiles, a cluster's blocks kept side by side; the last group may have fewer
 // than GROUP rows).
 //

@@ -25,7 +25,7 @@
 // +1.1 to +1.8% at 4096, 92.7-93.3% of cuBLAS TF32; 93.6-93.7% at 8192;
 // 95.8-96.2% at 2048; the margin against TF32's bound 0.15 -> 0.24-0.27.
 //
-// Parameters: step 28's, and ROUND_FRAGMENTS = 0. Needs sm_90a.
+// Parameters: step 28's; the mainloop's RoundFragments false. Needs sm_90a.
 
 #include "../sm90/mainloop_tf32.cuh"
 #include "../sm90/gemm.cuh"

@@ -15,7 +15,7 @@
 // cycles as this fixed cost per tile, at 4096 four tiles a multiprocessor.
 //
 // What changes: which tiles a block computes, and C's way out
-// (kernels/common/persistent.cuh). The grid is the multiprocessors rounded
+// (StridedTiles and BufferStore, kernels/sm90/). The grid is the multiprocessors rounded
 // down to whole clusters (132 blocks on an H100 or H200); cluster c takes
 // tiles c, c + 66, c + 132, ... of step 27's grouped order. The ring's count
 // runs on across tiles, so the producer fills the next tile's first stages

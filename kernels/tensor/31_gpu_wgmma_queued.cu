@@ -18,7 +18,7 @@
 // the hardware starts the next block in order on the first multiprocessor
 // that frees.
 //
-// What changes: which tiles a cluster computes (kernels/common/persistent.cuh,
+// What changes: which tiles a cluster computes (kernels/sm90/scheduler.cuh,
 // QueuedTiles). Cluster c starts on tile c; as it starts a tile, one of its
 // threads draws a ticket from a counter in global memory for the tile after
 // it, and hands the number to both blocks' producer and consumers through two

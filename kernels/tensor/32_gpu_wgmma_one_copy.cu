@@ -16,7 +16,7 @@
 // What changes: B's tensor map is 3-D, (a block's 32 columns, K rows, N / 32
 // blocks), and one box is the slice's four blocks side by side, laid in
 // shared memory as the four 2-D boxes were (the registry's box [BK, 32,
-// B_BLOCKS], read by matmulstudy/gpu/tma.py and producer.cuh). Two copies a
+// B_BLOCKS], read by matmulstudy/gpu/tma.py and sm90/producer.cuh). Two copies a
 // slice instead of five. Where N is not a multiple of 32 the host's map is
 // 2-D and the producer makes four copies, as step 31 did.
 //

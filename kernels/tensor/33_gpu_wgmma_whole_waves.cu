@@ -11,11 +11,11 @@
 // pairs, and 8 clusters (16 multiprocessors) sit out the last round while
 // all 132 load their slices through the first three.
 //
-// What changes: only the grid (`grid: [whole_waves, 1]`,
-// matmulstudy/study/variant.py, in whole clusters): rounds = ceil(pairs /
-// 66), clusters = ceil(pairs / rounds). At 4096 and 8192, 64 clusters (128
+// What changes: the clusters that take tiles (the scheduler's WholeRounds;
+// the grid stays a block an SM, and the others end at once): rounds =
+// ceil(pairs / 66), clusters = ceil(pairs / rounds). At 4096 and 8192, 64 clusters (128
 // blocks) of exactly 4 and 16 pairs; at 1537 x 3001 (84 pairs) 42 clusters of
-// 2. The kernel is step 32's, instruction for instruction.
+// 2. Only QueuedTiles' count of the clusters that take tiles changes.
 //
 // Counter that shows it: DRAM bytes read (ncu at 4096), lower: 297.8 ->
 // 268.5 MB on GPU-3735863d (cuBLAS TF32: 293.7); the main loop's time at
