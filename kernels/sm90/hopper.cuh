@@ -132,7 +132,7 @@ __device__ __forceinline__ void cluster_sync()
 // the instruction's default semantics (release at CTA scope), as CUTLASS's cluster barriers arrive: what it
 // orders is this warp's finished reads of its own block's stage. Written .release.cluster, ptxas puts a
 // MEMBAR.ALL.GPU before each arrival, which cost more than half the rate of the first kernel with clusters
-// (lab-notebook:notes/, the multicast step).
+// (measured when the multicast step was written).
 // The address, in the cluster's shared-memory window, of what lies at `p`'s offset in block `rank`'s shared memory.
 __device__ __forceinline__ unsigned cluster_address(const void* p, unsigned rank)
 {
@@ -147,7 +147,7 @@ __device__ __forceinline__ void mbarrier_arrive_cluster(uint64_t* bar, unsigned 
     asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
 }
 
-// Step 31's tile numbers, written by one thread into every block of its cluster: a 32-bit store into the
+// QueuedTiles' tile numbers (scheduler.cuh), written by one thread into every block of its cluster: a 32-bit store into the
 // shared memory of block `rank`, then an arrival on its barrier that releases the store at cluster scope
 // (one MEMBAR a tile, not a slice: see above), and a wait that acquires at cluster scope what such an
 // arrival released.
