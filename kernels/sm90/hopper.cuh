@@ -147,10 +147,10 @@ __device__ __forceinline__ void mbarrier_arrive_cluster(uint64_t* bar, unsigned 
     asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
 }
 
-// QueuedTiles' tile numbers (scheduler.cuh), written by one thread into every block of its cluster: a 32-bit store into the
-// shared memory of block `rank`, then an arrival on its barrier that releases the store at cluster scope
-// (one MEMBAR a tile, not a slice: see above), and a wait that acquires at cluster scope what such an
-// arrival released.
+// QueuedTiles' tile numbers (scheduler.cuh), written by one thread into every block of its cluster: a 32-bit
+// store into the shared memory of block `rank`, then an arrival on its barrier that releases the store at
+// cluster scope (one MEMBAR a tile, not a slice: see above), and a wait that acquires at cluster scope what
+// such an arrival released.
 __device__ __forceinline__ void store_cluster(int* p, unsigned rank, int value)
 {
     const unsigned remote = cluster_address(p, rank);
