@@ -3,7 +3,7 @@
 // Source: Osama, Merrill, Cecka, Garland and Owens, "Stream-K" (PPoPP
 // 2023), section 5, its two data-parallel + Stream-K hybrids (step 17 runs
 // one; the machinery in kernels/common/stream_k.cuh); the main loop is step
-// 28's.
+// 18's.
 //
 // The problem: step 18 runs one 128 x 256 tile per block and one block per
 // SM, so its tiles come in waves of 132 on the H100, and a partial last wave

@@ -19,25 +19,17 @@
 //
 // What changes: the blocks that take tiles (the scheduler's WholeRounds; the
 // grid stays a block an SM, and the others end at once): rounds =
-// ceil(tiles / 132), blocks = ceil(tiles / rounds). At 4096 and 8192 that is 128 blocks of exactly 4
-// and 16 tiles; at 1537 x 3001 (156 tiles) 78 blocks of 2; at 2048 (128
-// tiles) 128, as before. Only QueuedTiles' count of the clusters that take
-// tiles changes: it hands tiles to however many ask.
+// ceil(tiles / 132), blocks = ceil(tiles / rounds). At 4096 and 8192 that is
+// 128 blocks of exactly 4 and 16 tiles; at 1537 x 3001 (156 tiles) 78 blocks
+// of 2; at 2048 (128 tiles) 128, as before. Only QueuedTiles' count of the
+// clusters that take tiles changes: it hands tiles to however many ask.
 //
-// Counter that shows it: DRAM bytes read (ncu at 4096), lower: 148.7 ->
-// 133.9 MB on GPU-3735863d (cuBLAS BF16: 150.9); likely because 128 blocks
-// walking the grouped order 16 tile rows at a time hold a patch of exactly
-// 16 x 8 tiles, where 132 hold 4 tiles of a ninth column too (not measured
-// tile by tile). The tensor pipe's busy share rises 89.0 -> 89.8% (cuBLAS BF16:
-// 90.3%), and the main loop's time a tile of 4096 k, fitted over K = 1024 to
-// 8192 at M = N = 4096 (devbench --fit-k), falls 40.98 -> 40.40 us (cuBLAS
-// BF16: 40.06). Measured with devbench against cuBLAS BF16 (H100,
-// alternating rounds, lab-notebook:notes/whole_waves/): on GPU-24c8e734 (three rounds, as
-// a candidate of step 40) 97.5-98.5% at 4096 against step 40's 95.7-97.0%,
-// 101.3-101.4% at 8192 against 99.95-100.0%, 196% at 1537x3001x997 against
-// 189-190%; on GPU-3735863d (two rounds) 97.8-98.1% at 4096 against
-// 96.2-96.5%, 101.4-101.6% at 8192 against 99.9-100.2%, 94.8-96.2% at
-// 2048 against 94.5-95.3%.
+// Counter that shows it: DRAM bytes read (ncu at 4096), lower; likely
+// because 128 blocks walking the grouped order 16 tile rows at a time hold a
+// patch of exactly 16 x 8 tiles, where 132 hold 4 tiles of a ninth column too
+// (not measured tile by tile). The tensor pipe's busy share and the main
+// loop's time a tile, fitted over K (devbench --fit-k), should move the same
+// way. The step's page gives the measured values.
 //
 // Ragged sizes: as step 40, and its result bit for bit (each element the
 // same sum in the same order, whichever block computes its tile).

@@ -13,28 +13,21 @@
 // warps too, though only thread 0 of warp 0 asks the copy engine for
 // anything. Warps 1 to 3 of the producer so wait on the slot's barrier for
 // a whole tile at a time: a cluster-scope acquire, each round of the wait an
-// L1 invalidation (`CCTL.IVALL`), 23% of all warp samples at 4096 on step
-// 37 (Nsight Compute's warp sampling, lab-notebook:notes/bf16.md). They issue
-// instructions on the multiprocessor's schedulers beside the consumers'
-// wgmma, fences and epilogue stores, and do nothing else.
+// L1 invalidation (`CCTL.IVALL`), a large share of all warp samples in
+// Nsight Compute's warp sampling at 4096. They issue instructions on the
+// multiprocessor's schedulers beside the consumers' wgmma, fences and
+// epilogue stores, and do nothing else.
 //
 // What changes: gemm's ProducerWarps = 1 (the step's call). Warps 1 to 3
 // of warpgroup 0 return after `setmaxnreg.dec` (which the whole warpgroup
 // must execute), and the slot's empty barrier counts one producer warp
-// and the consumers' eight. The kernel body is step 41's call.
+// and the consumers' eight.
 //
 // Counter that shows it: the instructions the block issues (Nsight Compute
-// at 4096, one launch each, GPU-6016188a): 33.3 -> 32.2 million executed,
-// the issue slots' busy share 22.4 -> 21.7% (issue_active_pct; in the H100
-// study of commit f0dd791, GPU-edf9bb36, 22.43 -> 21.68%); the tensor
-// pipe's share is the same (89.7 -> 89.6%). A small step: in alternating
-// rounds against cuBLAS BF16 (on H100s, devbench, lab-notebook:notes/one_producer/)
-// 97.7-98.4% at 4096 against step 41's 97.3-98.4% (three rounds), 101.2-
-// 101.3% at 8192 against 101.1-101.2%, 95.5-96.3% at 2048 against 95.5-
-// 96.2%; on GPU-7337c3d9, as a candidate, 98.7-99.3% at 4096 against
-// 98.2-98.5%, and fitted over K the rest of a launch 21.04 -> 20.38 us.
-// The same change in TF32 (step 33 with ProducerWarps = 1) gained nothing:
-// 99.1-99.4% against 99.3-99.4% at 4096.
+// at 4096), fewer, and the issue slots' busy share (issue_active_pct),
+// lower; the tensor pipe's share stays. A small step: its time is within the
+// noise of the step before at the study's shapes, and the same change in TF32
+// gained nothing. The step's page gives the measured values.
 //
 // Ragged sizes: as step 41, and its result bit for bit (only who waits on
 // the slot changes, not which block computes which tile in what order).

@@ -189,8 +189,8 @@ __device__ __forceinline__ void tma_store_commit_and_wait()
     asm volatile("cp.async.bulk.commit_group;\n\tcp.async.bulk.wait_group.read 0;" ::: "memory");
 }
 
-// The copy engine can write an FP32 C where its rows start on 16 bytes (N a multiple of 4, C on 16 bytes: steps
-// 20 and later, 34 and later; matmulstudy/gpu/tma.py's rule too).
+// The copy engine can write an FP32 C where its rows start on 16 bytes (N a multiple of 4, C on 16 bytes: the
+// epilogues that store by the copy engine, epilogue.cuh; matmulstudy/gpu/tma.py's rule too).
 __device__ __forceinline__ bool store_map_usable(int N, const float* C)
 {
     return N % 4 == 0 && reinterpret_cast<uintptr_t>(C) % 16 == 0;

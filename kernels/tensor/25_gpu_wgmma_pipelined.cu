@@ -32,7 +32,7 @@
 // time did not.
 //
 // Ragged sizes, rounding, roles, the store: as step 24. Parameters: step
-// 19's. Needs sm_90a.
+// 23's. Needs sm_90a.
 
 #include "../sm90/mainloop_tf32.cuh"
 #include "../sm90/gemm.cuh"

@@ -13,23 +13,15 @@
 //
 // What changes: the clusters that take tiles (the scheduler's WholeRounds;
 // the grid stays a block an SM, and the others end at once): rounds =
-// ceil(pairs / 66), clusters = ceil(pairs / rounds). At 4096 and 8192, 64 clusters (128
-// blocks) of exactly 4 and 16 pairs; at 1537 x 3001 (84 pairs) 42 clusters of
-// 2. Only QueuedTiles' count of the clusters that take tiles changes.
+// ceil(pairs / 66), clusters = ceil(pairs / rounds). At 4096 and 8192, 64
+// clusters (128 blocks) of exactly 4 and 16 pairs; at 1537 x 3001 (84 pairs)
+// 42 clusters of 2. Only QueuedTiles' count of the clusters that take tiles
+// changes.
 //
-// Counter that shows it: DRAM bytes read (ncu at 4096), lower: 297.8 ->
-// 268.5 MB on GPU-3735863d (cuBLAS TF32: 293.7); the main loop's time at
-// M = N = 4096, fitted over K (devbench --fit-k), 82.44 -> 81.78 us a launch
-// per 1024 k. The tensor pipe's busy share rose there (92.2 -> 92.6%), in
-// the H100 study of 4f994d6 (92.57 -> 92.72%) and the H200 study of dd4ca57
-// (92.63 -> 93.17%), but fell in the H200 study of f4dcfec (93.06 ->
-// 92.96%): not a counter that shows it on every GPU. Measured with
-// devbench against cuBLAS TF32 (on H100s, alternating rounds,
-// lab-notebook:notes/whole_waves/): on GPU-24c8e734 (three rounds, as a candidate of step
-// 27 with B in one copy) 99.6-99.7% at 4096 against 98.9-99.0%, 98.5-98.8%
-// at 8192 against 97.2-97.3%, 152-153% at 1537x3001x997 against 143-144%; on
-// GPU-3735863d (two rounds) 99.6% at 4096 against 98.7-98.9%, 98.6% at 8192
-// against 97.1-97.3%.
+// Counter that shows it: DRAM bytes read (ncu at 4096), lower, and the main
+// loop's time a launch fitted over K (devbench --fit-k), a little lower. The
+// tensor pipe's busy share moves by less than it does between two studies of
+// one GPU: not the counter. The step's page gives the measured values.
 //
 // Ragged sizes: as step 32, and its result bit for bit.
 //
