@@ -28,16 +28,13 @@
 // and waits for the copy engine only before it writes the buffer again. The
 // main loop is step 35's.
 //
-// Counter that shows it: the tensor pipe's busy share (ncu), higher: 79.3
-// -> 82.1% at 4096 on the H100, and its idle cycles per tile (an SM's idle
-// cycles over its 3.9 tiles), lower: 17,150 -> 14,318; global-store
-// instructions 262,144 -> 0 (the copy engine's stores are not the threads'
-// instructions). Measured with
-// devbench, two rounds: 87.6-88.2% of cuBLAS BF16 at 4096, 93.7-94.6% at
-// 2048. At 8192 it loses (69.5-74.9%, step 35: 82%): 132 blocks in row order
-// hold about four tile rows at a time, and B (128 MB) does not stay in the
-// 50 MB of L2, so each tile row reads it again from DRAM (3.5 GB read,
-// ncu, with step 37's identical main loop). Step 38 mends that.
+// Counter that shows it: the tensor pipe's busy share (ncu), higher at 4096,
+// and its idle cycles per tile (an SM's idle cycles over its tiles), lower;
+// the global-store instructions gone (the copy engine's stores are not the
+// threads' instructions). At 8192 it loses: 132 blocks in row order hold about
+// four tile rows at a time, and B (128 MB) does not stay in the 50 MB of L2,
+// so each tile row reads it again from DRAM (ncu). Step 38 mends that. The
+// step's page gives the measured values.
 //
 // Ragged sizes: as step 35 (the copy engine zero-fills and clips every box;
 // where rows are off 16 bytes the producer loads by itself, and where C's

@@ -10,9 +10,9 @@
 //
 // The problem: with K or N not a multiple of 8 (BF16: 8 elements in 16
 // bytes), no tensor map describes A or B, and steps 35 and 36 load those
-// slices with the producer's own threads, 2 bytes at a time. Measured on the
-// H100 (devbench): step 36 at 13 TFLOP/s at 4096x4096x4095, 9% of cuBLAS
-// BF16 there, and a seventh of step 34.
+// slices with the producer's own threads, 2 bytes at a time: at
+// 4096x4096x4095 step 36 runs at a small fraction of cuBLAS BF16, and below
+// the mma.sync step 34 (devbench).
 //
 // What changes: nothing in the multiplication, and the producer's own loads
 // go (a launch without the copies traps). Before it, where K or N is not a
@@ -25,14 +25,11 @@
 // (matmulstudy/gpu/launch.py, and launch.cu for the sanitizer). At shapes
 // whose rows already start on 16 bytes, step 37 is step 36.
 //
-// Counter that shows it: the time at a shape whose K or N is odd. Measured
-// on the H100 (devbench, two rounds): 13.4 -> 545.7 TFLOP/s at
-// 4096x4096x4095, 376% of cuBLAS BF16 there (145.2), and 8.2 -> 147.8 at
-// 1537x3001x997, 185%. At the aligned shapes it is step 36 without the
-// producer's own loads, and measured faster: 85.4% tensor pipe at 4096
-// against 82.4% (ncu, one run), 90.9% of cuBLAS BF16 against 87.6-88.2%.
-// Why leaving out code that never runs there helps was not measured
-// further.
+// Counter that shows it: the time at a shape whose K or N is odd, many times
+// faster, past cuBLAS BF16 there. At the aligned shapes it is step 36 without
+// the producer's own loads, and was measured faster there too, the tensor
+// pipe busier (ncu); why leaving out code that never runs there helps was not
+// measured further. The step's page gives the measured values.
 //
 // Parameters: step 36's. Needs sm_90a.
 

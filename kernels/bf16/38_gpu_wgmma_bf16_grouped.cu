@@ -18,11 +18,10 @@
 // slices of A and B (at 8192, 32 MB each) L2 holds while they are read
 // again.
 //
-// Counter that shows it: DRAM bytes read (ncu), lower: 3.53 -> 1.31 GB at
-// 8192 on the H100, and the tensor pipe's busy share 80.9 -> 91.2% there; at
-// 4096 (the study's Nsight Compute size), 0.171 -> 0.149 GB and 85.4 ->
-// 86.3%. Measured with devbench, two rounds: 95.7-96.6% of cuBLAS BF16 at
-// 4096, 96.4% at 8192, 97.6-98.7% at 2048 (GROUP 8: within a point of 16).
+// Counter that shows it: DRAM bytes read (ncu), lower, most at 8192, where
+// the tensor pipe's busy share rises with it; at 4096 (the study's Nsight
+// Compute size) both move less. GROUP 8 came within the noise of 16. The
+// step's page gives the measured values.
 //
 // Ragged sizes: as step 37; the last group may be shorter than GROUP rows.
 // The result is step 37's bit for bit (each element the same sums in the

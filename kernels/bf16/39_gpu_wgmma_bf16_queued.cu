@@ -19,13 +19,10 @@
 // barriers. The counter goes back to 0 when the launch's last ticket is
 // drawn. Nothing else changes.
 //
-// Counter that shows it: the tensor pipe's busy share (ncu), higher: 86.3
-// -> 88.7% at 4096 on the H100 (cuBLAS BF16: 90.5%), 91.2 -> 94.0% at 8192
-// (cuBLAS BF16: 95.0%), where the DRAM bytes fall too, 1.31 -> 1.23 GB.
-// Measured with devbench against cuBLAS BF16, in two runs on two H100s:
-// 96.7-97.2% and 97.8-98.2% at 4096, 100.0-100.1% and 99.6-99.9% at 8192;
-// but 94.7-96.7% at 2048 (one or two tiles a block), where step 38 is at
-// 97.6-98.7%. Why it loses there was not measured.
+// Counter that shows it: the tensor pipe's busy share (ncu), higher at 4096
+// and 8192, where the DRAM bytes fall too. But at 2048 (one or two tiles a
+// block) it was slower than step 38's fixed share; why was not measured (step
+// 44 finds one cause). The step's page gives the measured values.
 //
 // Ragged sizes: as step 38. The result is step 38's bit for bit; a GPU test
 // compares them, and launches it twice in a row at each shape.

@@ -15,13 +15,13 @@
 // - ptxas makes the atomicAdd a warp-aggregated one, whose result a SHFL
 //   waits for at once, and thread 0 makes every copy of the producer
 //   (step 42). So each tile's first copy waited for the atomic: at 2048,
-//   one tile a block, the queued steps take 0.8 us more than step 38's
-//   fixed share at every K (devbench, M = N = 2048, K = 64 to 2048).
+//   one tile a block, the queued steps took longer than step 38's fixed
+//   share at every K (devbench, M = N = 2048, K = 64 to 2048).
 // - The tickets' order is the order in which blocks started their tiles.
 //   Which multiprocessor computes which tile is what the queue decides, and
-//   it matters: at 4096 on one H100 the fixed share by block number took
-//   184.8 us, the queue 181.6, and shares by the multiprocessor's number
-//   (%smid) 191 to 207 (the same DRAM bytes in each, Nsight Compute;
+//   it matters: at 4096 the queue beat the fixed share by block number, and
+//   shares by the multiprocessor's number (%smid) were slower than both,
+//   with the same DRAM bytes in each (Nsight Compute;
 //   lab-notebook:notes/late_draw/).
 //
 // What changes: the scheduler's Draw::when_needed (the code is
@@ -33,18 +33,10 @@
 // tile as before; the tiles, and so the result, are the same as step 43's.
 //
 // Counter that shows it: Nsight Compute's tensor-pipe idle cycles per tile
-// (hardware.csv; one launch at 4096): 7,201 against step 43's 7,379 in the
-// H100 study of commit 4f994d6 (GPU-23df0f31), the tensor pipe 90.10% busy
-// against 89.88% (cuBLAS BF16 90.42%); 6,593 against 6,856 in the H200
-// study of f4dcfec, 90.86% against 90.53% (cuBLAS BF16 91.32%). Not the SM
-// balance: 0.959 against 0.958 on the H100, 0.955 against 0.959 on the
-// H200. In alternating rounds against step 43 and cuBLAS BF16 (devbench,
-// four placements, every result verified; H100s, four rounds
-// each, lab-notebook:notes/late_draw/runs/), % of cuBLAS BF16 at 4096: 99.7-100.4,
-// 99.3-100.1 and 99.6-99.9 on three H100s, against step 43's 98.8-99.2,
-// 98.0-98.8 and 98.9-99.3; at 2048 96.0-98.2 against 93.7-96.0; at 8192
-// within 0.3 of step 43 (102.0-102.7). In that study: 98.8% at 4096
-// (step 43 98.4%), 101.5% at 8192 (101.2%), 96.1% at 2048 (94.0%).
+// (hardware.csv), fewer, with the tensor pipe's busy share a little higher;
+// not the SM balance, which stays. Its time gains most where a block has one
+// tile or two (2048); at 8192 it is within the noise of the step before. The
+// step's page gives the measured values.
 //
 // Ragged sizes: as step 43.
 //

@@ -17,13 +17,10 @@
 // A and 2112 columns of B, 133 MB. At 4096 the saving is smaller (a wave is
 // four tile rows of 32 tiles: 80 MB; grouped, 66 MB).
 //
-// Counter that shows it: DRAM bytes read (ncu), lower. Measured (studies of
-// commit eb2bdcd, ncu at 4096): 348 -> 298 MB on both GPUs (cuBLAS TF32:
-// 294); at 8192 (development run on the H100) 4.69 -> 2.55 GB (cuBLAS TF32:
-// 2.48). The tensor pipe's share stayed (85.2 -> 84.8% on the H100 at 4096).
-// At 8192, where the 700 W cap throttled some of steps 22 to 26 in each
-// study, step 27 had no throttled sample in either GPU's study nor in the
-// H100's repeat: 92.6% of cuBLAS TF32 on the H100, 92.4% on the H200.
+// Counter that shows it: DRAM bytes read (ncu), lower, at 4096 and more so at
+// 8192, to about cuBLAS TF32's; the tensor pipe's share stays. At 8192, near
+// the power cap, it was the first step of its chapter with no throttled
+// sample in the studies. The step's page gives the measured values.
 //
 // Ragged sizes: as step 26 (OneTile's origin is a permutation of the grid's
 // tiles, a cluster's blocks kept side by side; the last group may have fewer

@@ -11,8 +11,8 @@
 //
 // The problem: with K or N not a multiple of 4, no tensor map describes A or
 // B, and steps 23 to 27 load those slices with their own threads, 4 bytes at
-// a time: 17% of cuBLAS TF32 at 4096x4096x4095 on the H100 (step 27),
-// slower than the FP32 steps.
+// a time: at 4096x4096x4095 a small fraction of cuBLAS TF32, slower than the
+// FP32 steps.
 //
 // What changes: nothing in the multiplication. Before it, where K or N is not
 // a multiple of 4, pad_copy copies A into a workspace of M rows of K4 =
@@ -23,15 +23,14 @@
 // change no sum (x * 0 adds exactly 0). The copies are part of the timed
 // launch; the workspace is allocated once per shape (matmulstudy/gpu/launch.py,
 // and matmulstudy/gpu/launch.cu for the sanitizer: the same sequence). At
-// shapes whose rows already start on 16 bytes, step 28 is step 27.
+// shapes whose rows already start on 16 bytes, step 28 is step 27 without
+// the producer's own loads (the mainloop's OwnLoads false).
 //
 // Counter that shows it: each kernel's time and DRAM bytes at a shape whose
-// K or N is odd (ncu); at the aligned shapes Nsight Compute sees step 27's
-// kernel. Measured on the H100 (lab-notebook:notes/tensor_cores.md, devbench): at
-// 4096x4096x4095 the copies of A and B take 42.7 and 42.2 us (67 MB read
-// each), the multiplication 374 us; the launch 295 TFLOP/s, 210% of cuBLAS
-// TF32 there (step 27: 17%). At 1537x3001x997: 97.7 TFLOP/s, 140% (step 27:
-// 22%), a third of it copies, C's copy back (16.9 us) the largest.
+// K or N is odd (ncu, devbench): the copies of A and B a small part of the
+// launch, the multiplication past cuBLAS TF32 there, and C's copy back the
+// largest of the copies at 1537x3001x997. The step's page gives the measured
+// values.
 //
 // Parameters: step 27's. Needs sm_90a.
 

@@ -11,8 +11,8 @@
 // tile then pays, with the tensor cores idle, for its block's start (the
 // cluster barrier, the first slices' trip from DRAM while the ring fills)
 // and for its end (the consumers write C into the drained ring and wait for
-// the copy engine). Issue 24 counts about 40% of step 27's idle tensor
-// cycles as this fixed cost per tile, at 4096 four tiles a multiprocessor.
+// the copy engine). A large share of step 27's idle tensor cycles is this
+// fixed cost per tile, at 4096 four tiles a multiprocessor.
 //
 // What changes: which tiles a block computes, and C's way out
 // (StridedTiles and BufferStore, kernels/sm90/). The grid is the multiprocessors rounded
@@ -24,13 +24,11 @@
 // time, and wait for the copy engine only before they write that buffer
 // again. Nothing else in the main loop changes.
 //
-// Counter that shows it: the tensor pipe's busy share (ncu), higher: 85.6 ->
-// 90.2% at 4096 on the H100 (lab-notebook:notes/tensor_cores.md). Measured there with
-// devbench, two rounds against step 29: 95.1-95.5% of cuBLAS TF32 at 4096
-// (step 29: 92.1-92.6%), 97.5-98.7% at 2048. At 8192 it gains nothing
-// (93.5%, step 29 93.6-93.8%): its clusters drift apart over 15.5 tiles each,
-// those running at one time no longer hold neighbouring tiles, and DRAM
-// reads rise from 2.50 to 2.93 GB. Step 31 mends that.
+// Counter that shows it: the tensor pipe's busy share (ncu), higher at 4096
+// (lab-notebook:notes/tensor_cores.md), and the time with it. At 8192 it
+// gains nothing: its clusters drift apart over 15.5 tiles each, those running
+// at one time no longer hold neighbouring tiles, and DRAM reads rise. Step 31
+// mends that. The step's page gives the measured values.
 //
 // Ragged sizes: as step 29 (the copy engine zero-fills and clips every box;
 // a cluster's second block may lie wholly right of C, as in steps 26-29). A

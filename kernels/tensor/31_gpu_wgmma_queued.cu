@@ -13,8 +13,8 @@
 // tiles a cluster) a fast one gets several tiles ahead of a slow one: the
 // clusters running at one time no longer hold neighbouring tiles, the slices
 // of A and B one of them brings into L2 are gone before the others need them,
-// and the GPU reads more from DRAM (ncu on the H100, lab-notebook:notes/tensor_cores.md:
-// 2.93 GB against step 29's 2.50). A grid of one tile a block never drifts:
+// and the GPU reads more from DRAM than step 29 does (ncu,
+// lab-notebook:notes/tensor_cores.md). A grid of one tile a block never drifts:
 // the hardware starts the next block in order on the first multiprocessor
 // that frees.
 //
@@ -25,13 +25,10 @@
 // slots of shared memory, each with a pair of barriers. The counter goes back
 // to 0 when the launch's last ticket is drawn. Nothing else changes.
 //
-// Counter that shows it: DRAM bytes read (ncu), lower, at 8192: 2.93 -> 2.46
-// GB on the H100 (step 29: 2.50). At 4096 (the study's Nsight Compute size,
-// four tiles a cluster) the bytes do not move (0.298 GB) and the tensor pipe's
-// busy share does, higher: 90.2 -> 91.6% (at 8192: 92.9 -> 94.1%). Measured
-// there with devbench, two rounds against steps 29 and 30: 97.5% of cuBLAS
-// TF32 at 4096 (both rounds), 96.8-96.9% at 8192, 96.0-98.1% at 2048,
-// 222-224% at 4096x4096x4095.
+// Counter that shows it: DRAM bytes read (ncu), lower at 8192, back to a
+// grid of one tile a block's. At 4096 (the study's Nsight Compute size, four
+// tiles a cluster) the bytes do not move and the tensor pipe's busy share
+// does, higher. The step's page gives the measured values.
 //
 // Ragged sizes: as step 30. The result is bit for bit step 29's (each element
 // the same sum in the same order, whichever cluster computes it); a GPU test

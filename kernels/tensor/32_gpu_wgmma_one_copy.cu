@@ -21,13 +21,9 @@
 // 2-D and the producer makes four copies, as step 31 did.
 //
 // Counter that shows it: UTMALDG in the producer's loop, 5 -> 2 a slice
-// (SASS), and the tensor pipe's busy share (ncu at 4096, GPU-3735863d):
-// 91.9 -> 92.2%. Measured with devbench against cuBLAS TF32
-// (on H100s, alternating rounds; lab-notebook:notes/whole_waves/ and
-// lab-notebook:notes/bf16_timeline/): 98.9-99.3% at 4096 against step 31's 97.9-98.1%
-// (GPU-dca975f1, as a candidate), 98.9-99.0% against 98.3-98.5%
-// (GPU-24c8e734, as a candidate), 98.7-98.9% against 98.2-98.3%
-// (GPU-3735863d); at 8192 96.9-97.3% against 96.6-97.2% on the three.
+// (SASS), and the tensor pipe's busy share (ncu at 4096) a little higher; at
+// 4096 about a point faster against cuBLAS TF32 in alternating rounds, at
+// 8192 within the noise. The step's page gives the measured values.
 // Where N is not whole 32-column blocks (1537x3001x997) it runs step 31's
 // copies and time.
 //
