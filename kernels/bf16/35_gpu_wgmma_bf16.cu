@@ -51,11 +51,9 @@
 // Any M, N, K >= 1.
 //
 // Counter that shows it (hardware.csv): the tensor pipe's active share
-// (ncu), higher than step 34's: 27.4 -> 79.3% at 4096 on the H100
-// (lab-notebook:notes/bf16.md); HGMMA.64x256x16.F32.BF16 with .tnspB in the SASS main
-// loop, no HMMA, no LDSM. Measured there with devbench, two rounds against
-// cuBLAS BF16: 84.5-84.9% at 4096 (640 TFLOP/s; step 34: 22.7%), 81.9-82.0%
-// at 8192, 90.7-91.0% at 2048.
+// (ncu), about three times step 34's at 4096 (lab-notebook:notes/bf16.md);
+// HGMMA.64x256x16.F32.BF16 with .tnspB in the SASS main loop, no HMMA, no
+// LDSM. The step's page gives the measured values.
 //
 // Parameters (-D defines from kernels/registry.yaml): BM (rows of C a
 // block computes: 64 per consumer warpgroup), BN (columns: 256, the

@@ -13,9 +13,9 @@
 // whole rounds, then 116 tiles for 132 blocks, so the busiest blocks compute
 // four tiles and 16 multiprocessors sit out the last round. Through the first
 // three rounds all 132 load their slices at once; the main loop's time is set
-// by those loads (with none after the ring's first fill, a tile takes 36.3-
-// 37.1 us instead of 40.4-42.1, lab-notebook:notes/bf16.md), and the extra four blocks
-// add to the traffic without taking a round off.
+// by those loads (with none after the ring's first fill, a tile takes about a
+// tenth less time, lab-notebook:notes/bf16.md), and the extra four blocks add to
+// the traffic without taking a round off.
 //
 // What changes: the blocks that take tiles (the scheduler's WholeRounds; the
 // grid stays a block an SM, and the others end at once): rounds =

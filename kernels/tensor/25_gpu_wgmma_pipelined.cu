@@ -22,14 +22,12 @@
 // more registers, which the consumers have after setmaxnreg.
 //
 // Counters that show it: the barrier stall (ncu; a warp waiting for its
-// wgmma group counts there) down, 3.19 -> 1.07 warps per issued instruction
-// on the H100 and 3.19 -> 1.14 on the H200; in the SASS main loop the
-// fragments' LDS sit after HGMMA and a WARPGROUP.DEPBAR that waits for "at
-// most 1". Predicted, and not measured: the tensor pipe's active share up.
-// It stayed where it was (85.3 -> 85.2%, 85.6 -> 85.6%) and the step is no
-// faster (-0.4% at 4096 on the H100): the other consumer warpgroup's
-// queued wgmma had already covered this one's drain. The wait moved; the
-// time did not.
+// wgmma group counts there) down to about a third, on both GPUs; in the SASS
+// main loop the fragments' LDS sit after HGMMA and a WARPGROUP.DEPBAR that
+// waits for "at most 1". Predicted, and not measured: the tensor pipe's
+// active share up. It stayed where it was, and the step is no faster: the
+// other consumer warpgroup's queued wgmma had already covered this one's
+// drain. The wait moved; the time did not.
 //
 // Ragged sizes, rounding, roles, the store: as step 24. Parameters: step
 // 23's. Needs sm_90a.

@@ -11,22 +11,19 @@
 // What changes: the bytes a block asks of L2 per slice. Steps 23 to 25 move
 // 48 KB a slice (A's 256 x 32: 32 KB, B's 32 x 128: 16 KB) for 256 x 128 x
 // 32 multiply-adds; at the TF32 rate that is about 11 TB/s for 132 blocks,
-// more than L2 sends (ncu: L2 at 70% of its peak throughput for step 23 at
-// 4096, and the 8192 runs hit the power limit where cuBLAS does not). Two
+// more than L2 sends (ncu: L2 near its peak throughput for step 23 at 4096,
+// and the 8192 runs hit the power limit where cuBLAS does not). Two
 // blocks that share A's rows ask for 16 + 16 KB each: two thirds of the
 // traffic, for the same arithmetic. The price: the pair moves in step (a
 // stage is refilled only when both blocks' consumers are done with it), and
 // a cluster is placed as a whole.
 //
-// Counters that show it: the tensor pipe's active share (ncu) up, 84.5 ->
-// 85.2% on the H100 and 85.5 -> 86.6% on the H200 (study of commit
-// eb2bdcd). Predicted, and not among the study's counters: the bytes L2
-// sends per flop down by a third. At 8192 the first studies (commit 0d7511c)
-// had none of its samples throttled where steps 23 to 25 were (180 of 200,
-// 1455 MHz at the 700 W cap); the next ones throttled it on the H100 and not
-// on the H200: near the cap, the clock depends on what ran before. The L2
-// hit rate, first named here: 76.3 -> 76.3% in the first H100 study, 72.6
-// -> 76.3% in the next.
+// Counters that show it: the tensor pipe's active share (ncu), a little up.
+// Predicted, and not among the study's counters: the bytes L2 sends per flop
+// down by a third. At 8192, near the power cap, whether its samples throttled
+// changed from one study to the next: the clock depends on what ran before.
+// The L2 hit rate, first named here, moves by no more than between two
+// studies. The step's page gives the measured values.
 //
 // Ragged sizes: as step 25; a cluster's second block may lie wholly right of
 // C (N not a multiple of 2 x BN): it loads and multiplies zeros for its

@@ -11,19 +11,18 @@
 // reads 16 elements of B^T a slice (BK = 32: four k8 groups of four) and,
 // through step 28, rounds each with cvt.rna.tf32.f32 before the four
 // wgmma of the slice; here it passes the bits as they are, so both operands
-// are truncated, not one truncated and one rounded. Issue 24 puts about 60%
-// of step 27's idle tensor cycles in the consumers' work between wgmma
-// groups; these are 16 of its instructions a slice.
+// are truncated, not one truncated and one rounded. Most of step 27's idle
+// tensor cycles are the consumers' work between wgmma groups; these are 16 of
+// its instructions a slice.
 //
 // Accuracy: TF32's bound (matmulstudy/precisions.py) allows truncated
 // inputs (eps_in = 2^-9, and a truncation moves a product by less than
 // 2^-10 per input); the margin rises, the precision is the same.
 //
 // Counter that shows it: the main loop's instructions per wgmma (SASS),
-// lower: 40.1 -> 27.9 (321 -> 223 a loop of two slices). Measured on the
-// H100 (lab-notebook:notes/tensor_cores.md, two rounds against step 28 in one run):
-// +1.1 to +1.8% at 4096, 92.7-93.3% of cuBLAS TF32; 93.6-93.7% at 8192;
-// 95.8-96.2% at 2048; the margin against TF32's bound 0.15 -> 0.24-0.27.
+// lower (a loop of two slices: 321 -> 223 instructions); the time a point or
+// two better at 4096, and the margin against TF32's bound larger. The step's
+// page gives the measured values.
 //
 // Parameters: step 28's; the mainloop's RoundFragments false. Needs sm_90a.
 
