@@ -4,11 +4,11 @@
 // Source: salykova's sgemm.cu (its 128 x 256 x 8 kernel: 8 warps, a 16 x 8
 // thread tile, 4-byte cp.async for every load, the edge masks computed once,
 // the ragged K slice done first, two buffers), measured in the study's
-// harness at 100-102% of cuBLAS SGEMM at 4096 and 8192 on the H100
+// harness level with cuBLAS SGEMM at 4096 and 8192
 // (lab-notebook:notes/beyond_the_seeds.md); the asynchronous copies are the CUDA C++
 // Programming Guide's ("Asynchronous Data Copies", cp.async, sm_80).
 //
-// The problem: step 17 is at 96% of cuBLAS SGEMM at 4096, with 1,273 SASS
+// The problem: step 17 is a few points short of cuBLAS SGEMM at 4096, with 1,273 SASS
 // instructions in its main loop for every 1,024 FFMA. The extra ones: the
 // next slice's loads into registers and their stores into shared memory
 // (8 scalar STS of A transposed, 2-way conflicted), a second path for rows

@@ -9,8 +9,8 @@
 // SM, so its tiles come in waves of 132 on the H100, and a partial last wave
 // leaves SMs idle: 4096^2 is 512 tiles, 3.88 waves rounded up to 4;
 // 8192^2 is 2,048 tiles, 15.5 waves; 1537 x 3001 is 156 tiles, 1.18 waves
-// rounded up to 2, where step 18 falls to 64% of cuBLAS SGEMM against step
-// 17's 86%.
+// rounded up to 2, where step 18 falls far behind step 17 against cuBLAS
+// SGEMM.
 //
 // What changes: which block computes what, as from step 16 to 17. The
 // partial wave, with the last full one where the partial wave is less than
@@ -29,10 +29,10 @@
 // step 18's source, with no loop over tiles and none of the walk's state
 // live in it. Before (a grid of one block an SM: whole tiles wave by wave in a
 // loop, then the walk), the two loops were laid out as 1,153 and 1,150
-// instructions per 1,024 FFMA, and this step ran 98.4% of cuBLAS SGEMM at
-// 4096 on the H100 and 101.4% at 8192; with its whole tiles as blocks of
-// their own after the slices, 100.3-100.4% and 103.0%; with them before
-// the slices, 99.8-99.9% and 102.8% (lab-notebook:notes/beyond_the_seeds.md).
+// instructions per 1,024 FFMA, and this step ran about two points slower at
+// 4096 and 8192 than with its whole tiles as blocks of their own after the
+// slices; with them before the slices, in between
+// (lab-notebook:notes/beyond_the_seeds.md).
 // Its buffers are flipped by an XOR, as step 18's (XOR_BUFFERS 1), and
 // its copies are addressed as step 18's first version did (LEAN_COPIES 0):
 // with step 18's offsets in registers this kernel ran about 2 points

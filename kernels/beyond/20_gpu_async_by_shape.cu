@@ -10,7 +10,7 @@
 //
 // The problem: at 1537 x 3001 x 997 (156 tiles of 128 x 256, 1.18 waves on
 // 132 SMs) step 19 shares out every tile as slices (the last full wave with
-// the partial one), and runs at 87-88% of cuBLAS SGEMM. ptxas lays out each
+// the partial one), and falls well short of cuBLAS SGEMM. ptxas lays out each
 // inlined copy of the main loop on its own: step 19's kernel holds two, the
 // whole tiles' and the walk's (1,144 and 1,150 instructions per 1,024 FFMA),
 // and which layout a source gets moves a kernel by about 2 points at a shape.
@@ -23,16 +23,15 @@
 //   __noinline__ function: the main loop, its copies addressed as step 18's
 //   (the `lean` way), and the epilogue with the fix-up. The kernel holds one
 //   main loop, laid out once (1,137 instructions per 1,024 FFMA, as step
-//   28's). Its buffers are in shared memory at file scope, where a called
-//   function reaches them. At 1537 x 3001 x 997 on the H100: 91.5% of cuBLAS
-//   SGEMM, against step 19's 87.7% (ncu there: SM-active cycles 3.9% fewer,
-//   FMA pipe busy 68.4% against 65.0%, lab-notebook:notes/step28_fp32/step30_ncu.txt).
+//   18's). Its buffers are in shared memory at file scope, where a called
+//   function reaches them. At 1537 x 3001 x 997 it is faster than step 19
+//   (ncu there: fewer SM-active cycles, the FMA pipe busier;
+//   lab-notebook:notes/step28_fp32/step30_ncu.txt).
 // - gpu_async_stream_k, step 19's kernel unchanged (included below; the same
 //   SASS, instruction for instruction), at every other shape. Where whole
 //   tiles run, they run inlined, as step 18's blocks: there the called piece
-//   costs 1 to 4 points (2048: 95.4% against 99.0%); and with less than one
-//   wave of tiles, each cut in many pieces, 8 points at 1024 (50.9% against
-//   58.8%; lab-notebook:notes/beyond_the_seeds.md).
+//   costs a few points (2048); and with less than one wave of tiles, each cut
+//   in many pieces, more (1024; lab-notebook:notes/beyond_the_seeds.md).
 // Both kernels are right at every shape: the GPU tests run each on every
 // ragged shape, and the sanitizer each on its shapes. The rule only says
 // which is faster where.

@@ -9,13 +9,13 @@
 // The problem: the epilogue stored each of a thread's 16 x 8 results as a
 // 4-byte STG, and a piece of a cut tile (Stream-K's fix-up, step 15) read a
 // row of C only after it had written the row before: 16 round trips to L2
-// in a row, for each piece. Stamped block by block at 4096 on the H100
+// in a row, for each piece. Stamped block by block at 4096
 // (lab-notebook:notes/step28_fp32/k4096/timeline.py: each block's start and end by
-// %globaltimer), step 19's blocks that share out the partial wave ended 612
-// to 640 us into the launch, where 0.88 of a whole tile's 684 us is 601;
-// every SM then ran three whole tiles, so the last of them set the end,
-// and a whole tile took 684 us at 4096 against 680 us per 4096 of K at 8192
-// (1,359 us a tile there): a fixed cost a tile, the epilogue's.
+// %globaltimer), step 19's blocks that share out the partial wave ended
+// later than their share of a tile's work would say; every SM then ran three
+// whole tiles, so the last of them set the end, and a whole tile at 4096 took
+// about as long as 4096 of K of a tile at 8192: a fixed cost a tile, the
+// epilogue's.
 //
 // What changes: store_tile's `vector` way (kernels/common/pipeline.cuh),
 // where C's rows start on 16 bytes (N a multiple of 4, C on 16 bytes): each
@@ -29,13 +29,11 @@
 // wide epilogue (its body is step 19's async_stream_k, vector true); the
 // rule launches it wherever step 20 launches step 19's.
 //
-// On the H100 (lab-notebook:notes/step28_fp32/k4096/step31_h100.txt, two rounds against
-// cuBLAS SGEMM, step 20 beside it): 101.8% at 4096 (step 20: 100.3-100.5%),
-// 103.7% at 8192 (102.9%), 100.8-100.9% at 2048 (98.5-98.6%), and 89.0-89.2%
-// at 1024 (58.8-59.1%), where 32 tiles are shared out among 132 blocks and
-// nearly every block adds a piece into C.
-//
-// Counter that shows it: global-store instructions executed (ncu), lower.
+// Counter that shows it: global-store instructions executed (ncu), lower. In
+// time it gains a point or two at 2048 to 8192 and most at 1024, where 32
+// tiles are shared out among 132 blocks and nearly every block adds a piece
+// into C (lab-notebook:notes/step28_fp32/k4096/step31_h100.txt). The step's
+// page gives the measured values.
 //
 // Ragged sizes and alignment: as step 18; where N is not a multiple of 4
 // (rows of C off 16 bytes) the scalar epilogue, checked element by element
