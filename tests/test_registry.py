@@ -400,3 +400,13 @@ def test_devbench_fits_each_variants_time_over_k_and_names_shapes_it_cannot_fit(
         with pytest.raises(SystemExit):
             main(["gpu_wgmma_bf16_queued", "--fit-k", "--time", times, "--arch", "sm_90a"])
         assert "error: --fit-k needs timed shapes of one M x N at two K or more" in capsys.readouterr().err
+
+
+def test_the_kernels_design_notes_example_is_a_step_as_written(registry):
+    """kernels/README.md shows a step's composition: its `using` lines and its call are those of a step file."""
+    note = (KERNELS_DIR / "README.md").read_text()
+    example = note.split("```cuda")[1].split("```")[0]
+    lines = [re.sub(r"\s*//.*", "", line).strip() for line in example.splitlines()]
+    wanted = [line for line in lines if line.startswith(("using ", "gemm<"))]
+    assert len(wanted) == 3 and any(all(line in code_lines(v) for line in wanted)
+                                    for v in registry.steps() if v.file and v.file.suffix == ".cu")
