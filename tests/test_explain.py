@@ -134,7 +134,7 @@ def test_the_timing_figure_names_its_dots_only_where_there_are_two_kinds_and_say
 
 
 def test_theoretical_occupancy_is_written_as_precisely_as_the_achieved_one_beside_it():
-    """Issue 26: step 18's theoretical occupancy read '12%' beside an achieved '12.5'."""
+    """Issue 26: step 22's theoretical occupancy read '12%' beside an achieved '12.5'."""
     page = explain.markdown(_table([{"occupancy": 0.5, "achieved_occupancy_pct": 48.1},
                                     {"speedup": 2.0, "occupancy": 0.125, "achieved_occupancy_pct": 12.5}]),
                             "Test GPU", 4096)

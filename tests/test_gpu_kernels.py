@@ -15,15 +15,15 @@ pytestmark = pytest.mark.gpu
 
 # K = 1, odd K, an odd number of 8- and 16-wide k-tiles (40, 65, 129), M or N not a multiple of 4,
 # rows that do not start on 16 bytes (K or N odd), more than one 128 x 256 block tile, 11 rows of 256 x 128
-# tiles by 5 (step 23's groups of 8 tile rows: a full one and a short one; a cluster's block right of C),
-# 9 rows of them by 33 (153 cluster tiles: more than the 66 clusters of steps 26 and 27's persistent grid),
-# and 17 x 12 tiles of 128 x 256 (a wave of 132 whole ones, then step 29 cuts the 72 left in pieces: its
+# tiles by 5 (step 27's groups of 8 tile rows: a full one and a short one; a cluster's block right of C),
+# 9 rows of them by 33 (153 cluster tiles: more than the 66 clusters of steps 30 and 31's persistent grid),
+# and 17 x 12 tiles of 128 x 256 (a wave of 132 whole ones, then step 19 cuts the 72 left in pieces: its
 # "one-tile" hybrid; at 17 x 17 its other one); N of whole 64-column blocks, a tile and a quarter of them,
-# with M and K ragged (step 38's B in one copy; 4096 x 64 x 1024 is one block and three outside B)
+# with M and K ragged (step 40's B in one copy; 4096 x 64 x 1024 is one block and three outside B)
 SHAPES = [Shape(1, 1, 1), Shape(17, 33, 65), Shape(200, 72, 40), Shape(1000, 1000, 1000), Shape(4096, 64, 1024),
           Shape(513, 257, 129), Shape(31, 1, 4097), Shape(131, 259, 1), Shape(2600, 520, 36),
           Shape(2049, 4097, 33), Shape(2049, 2817, 33), Shape(300, 320, 200)]
-# every kernel of a variant that chooses among them by shape (step 30), each at every shape
+# every kernel of a variant that chooses among them by shape (step 20), each at every shape
 CASES = [(v.id, d, k) for v in load_registry().values() if v.is_gpu for d in v.dtypes for k in v.kernels]
 TIMING = Timing(warmup=1, cache="cold", min_samples=3, max_samples=3, max_noise=0.005, max_time_s=1.0,
                 throttle_fraction=0.9)
@@ -71,15 +71,14 @@ def test_gpu_variant_matches_float64_reference(registry, gpu_builds, variant_id,
      "gpu_wgmma_bf16_one_producer", "gpu_wgmma_bf16_stepped_descriptors", "gpu_wgmma_bf16_drawn_late"]],
     ids=["tf32", "bf16"])
 def test_the_persistent_steps_give_the_one_tile_steps_bits_launch_after_launch(registry, gpu_builds, ids):
-    """Steps 26, 27, 40 and 41 change which cluster computes a tile, or how its slices arrive, not its sums:
-    their C is step 25's, bit for bit; so are steps 34 to 39 and 42 to 44's step 33's (steps 35 to 39 and 42 to
-    44 through the aligned copies where rows are off 16 bytes; steps 38 to 44's B in one copy where N is whole
-    128-byte blocks, 300 x 320 x 200 and 4096 among them; steps 39, 41 and 42 to 44 on fewer blocks than
-    multiprocessors, 78 or 42 clusters at 1537 x 3001 x 997 and 128 blocks at 4096; steps 42 to 44 with one
-    producer warp on the tile slot; steps 43 and 44 with their descriptors stepped by constants; step 44 with
-    each ticket drawn as the block needs its tile).
+    """Steps 30, 31, 32 and 33 change which cluster computes a tile, or how its slices arrive, not its sums: their C
+    is step 29's, bit for bit; so are steps 36 to 44's step 35's (steps 37 to 44 through the aligned copies where
+    rows are off 16 bytes; steps 40 to 44's B in one copy where N is whole 128-byte blocks, 300 x 320 x 200 and 4096
+    among them; steps 33 and 41 to 44 on fewer blocks than multiprocessors, 78 or 42 clusters at 1537 x 3001 x 997
+    and 128 blocks at 4096; steps 42 to 44 with one producer warp on the tile slot; steps 43 and 44 with their
+    descriptors stepped by constants; step 44 with each ticket drawn as the block needs its tile).
     Each runs twice at each shape, one shape after another in one context, so a launch that left its tile
-    counter (steps 27, 37, 44) or any other state behind would give the next one other tiles."""
+    counter (steps 31, 39, 44) or any other state behind would give the next one other tiles."""
     from matmulstudy.gpu.session import GpuSession
     if registry[ids[0]].unsupported(gpu_builds["arch"]):
         pytest.skip(registry[ids[0]].unsupported(gpu_builds["arch"]))
@@ -105,7 +104,7 @@ def test_the_persistent_steps_give_the_one_tile_steps_bits_launch_after_launch(r
 @pytest.mark.parametrize("vid", ["gpu_stream_k", "gpu_deep_slices", "gpu_hybrid_stream_k", "gpu_async_stream_k",
                                  "gpu_async_by_shape", "gpu_async_epilogue"])
 def test_a_stream_k_launch_ignores_what_an_interrupted_one_left(registry, gpu_builds, vid):
-    """Steps 15 to 17 and 29 to 31 number their blocks by a ticket and hand cut tiles on through progress[], both in
+    """Steps 15 to 17 and 19 to 21 number their blocks by a ticket and hand cut tiles on through progress[], both in
     global memory. A launch that stopped part way leaves them mid-count: planted here as the previous launch's, the
     ticket 5 blocks in and every tile's progress at 3 slices. The next launch must ignore them (stream_k.cuh's
     marks) and give the bits of a clean launch; counting on from them, it would number its blocks from 5 and

@@ -51,8 +51,8 @@ def test_a_ratio_the_second_study_misses_by_more_than_one_and_a_half_points_is_m
 
 
 def test_a_step_that_launches_another_steps_kernel_stands_for_it(registry):
-    """Step 30 launches step 29's kernel at 4096 (and 8192): the same machine code is timed once, as step 30;
-    at 1537x3001x997-like shapes it would not stand for it, and step 28 (its own code) stays beside them."""
+    """Step 20 launches step 19's kernel at 4096 (and 8192): the same machine code is timed once, as step 20;
+    at 1537x3001x997-like shapes it would not stand for it, and step 18 (its own code) stays beside them."""
     from matmulstudy.measure.headline import stands_for
     rates = {"gpu_async_tile": 66_000, "gpu_async_stream_k": 66_400, "gpu_async_by_shape": 66_410, "cublas": 66_300}
     pairs = best_steps(medians_ms(registry, 4096, rates), registry, 4096, sms=132)

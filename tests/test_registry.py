@@ -27,7 +27,7 @@ def test_every_kernel_file_is_in_the_registry(registry):
 
 
 def test_kernel_function_is_named_after_the_variant(registry):
-    """A step's file defines its kernel and nothing else; the other kernels its rule launches (step 30's
+    """A step's file defines its kernel and nothing else; the other kernels its rule launches (step 20's
     `launches`) come from the step files it includes, and the copy kernel its entry names (align_rows) from a
     header of kernels/common/ that the file includes."""
     kernel = r"__global__\s+void\s+(?:(?:__launch_bounds__|__cluster_dims__)\([^)]*\)\s+)*(\w+)"
@@ -316,7 +316,7 @@ def test_a_bad_launch_number_entry_is_named(vid, value):
 
 
 def _whole_tiles(tiles: int, W: int) -> int:
-    """stream_k.cuh's whole_tiles(tiles, W, one_tile=true), as step 29's and 30's kernels compute it."""
+    """stream_k.cuh's whole_tiles(tiles, W, one_tile=true), as step 19's and 20's kernels compute it."""
     waves, rest = divmod(tiles, W)
     if rest == 0:
         return tiles
@@ -327,7 +327,7 @@ def _whole_tiles(tiles: int, W: int) -> int:
 
 @pytest.mark.parametrize("sms", [132, 114, 78, 1])
 def test_step_30_launches_its_pieces_kernel_exactly_where_every_tile_is_shared_out(registry, sms):
-    """Step 30's rule (`launches`) against the split its kernels make: its own kernel where step 29's hybrid
+    """Step 20's rule (`launches`) against the split its kernels make: its own kernel where step 19's hybrid
     shares out every tile of more than one wave (the last full wave and a partial one under half full), step
     29's kernel elsewhere (some tiles whole, or less than a wave: there its own kernel was slower on the H100),
     for every count of tiles up to 3 waves."""

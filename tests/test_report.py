@@ -286,7 +286,7 @@ def test_a_log_axis_of_less_than_two_decades_has_ticks_at_1_2_and_5():
 
 @pytest.mark.parametrize("folder", COMMITTED, ids=lambda f: f.name)
 def test_the_committed_rooflines_number_each_steps_point(folder):
-    """Issue 26: the TF32 panel's steps 19 to 27 lay on top of each other, told apart by colours that repeat;
+    """Issue 26: the TF32 panel's steps 23 to 31 lay on top of each other, told apart by colours that repeat;
     each point now carries its step's number (placed clear of the others where it can be)."""
     from matmulstudy.study import snapshot
     registry = snapshot.read_registry(folder)
@@ -315,7 +315,7 @@ def test_a_guides_label_lies_on_its_line_away_from_the_points_or_is_not_drawn():
 
 
 def test_a_points_label_keeps_clear_of_every_marker_where_there_is_room():
-    """The H100 power figure of 4f994d6 had step 38's label on the diamonds of step 44 and cuBLAS BF16: a label
+    """The H100 power figure of 4f994d6 had step 40's label on the diamonds of step 44 and cuBLAS BF16: a label
     only kept 4 points from other points' centres, where a diamond of area 60 reaches 5.5. A label pushed past
     the corners of its own marker is led to it by a line."""
     import matplotlib.pyplot as plt
@@ -344,7 +344,7 @@ def test_a_points_label_keeps_clear_of_every_marker_where_there_is_room():
 
 
 def test_two_points_labels_never_run_together():
-    """The H200 power figure of f4dcfec wrote '3643' over steps 36, 43 and 44, 10 points apart on one row: a
+    """The H200 power figure of f4dcfec wrote '3643' over steps 38, 43 and 44, 10 points apart on one row: a
     label's width was reckoned at 0.6 of the font size a character, narrower than its digits, so boxes that only
     met held words that touched. Each label's words now keep LABEL_GAP from every other label's."""
     import matplotlib.pyplot as plt

@@ -127,7 +127,7 @@ def build(variant: Variant, out: Path, resources: Path, arch: str | None, log,
                   "compiler": compiler_version("nvcc"), "flags": " ".join(cmd[1:-3]),
                   "block": list(variant.block[:2]), "tile": list(variant.tile),
                   "flop_per_byte": variant.flop_per_byte, "dynamic_shared_bytes": variant.dynamic_shared,
-                  **kernels[variant.kernel]}   # its own kernel's (step 30's other kernel is step 29's)
+                  **kernels[variant.kernel]}   # its own kernel's (step 20's other kernel is step 19's)
     elif variant.backend == "c":
         cmd = gcc_command(variant, out)
         run_build(cmd, log)

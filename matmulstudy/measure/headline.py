@@ -1,7 +1,7 @@
 """The headline ratios, measured in rounds: each precision's best step against its reference, alternating.
 
 Near the 700 W cap a kernel's speed depends on the GPU's power state as
-much as on its code: on the H100, four rounds of step 23 and its cuBLAS
+much as on its code: on the H100, four rounds of step 27 and its cuBLAS
 reference at 8192, in one run, gave 84% to 99% (issue 23), while the study's two
 separate measurements of each sat minutes apart. A ratio is only fair when
 both sides see the same state, so the headline ratios are taken apart, in
@@ -12,8 +12,8 @@ clocks):
   median is the highest at the reference size, and every other step within
   TIE (1%) of it (`best_steps`): two steps that close swap places from one
   study to the next, and a repeat must find the same kernel to compare; but
-  a step that launches there another step's kernel, built alike (step 30
-  launches step 29's at 4096 and 8192), stands for it: the same machine code
+  a step that launches there another step's kernel, built alike (step 20
+  launches step 19's at 4096 and 8192), stands for it: the same machine code
   is not timed twice;
 - at the reference size and at the largest square size of the sweep;
 - `rounds` rounds; the steps go first in odd rounds, the reference in even

@@ -9,7 +9,7 @@ a shared-memory race that happened to resolve in the right order
 Each tool runs gpu/launch.cu, a small native program that makes one
 launch of the kernel from its cubin with the study's arguments and launch
 geometry, on ragged shapes (config sanitizer_shapes); a variant that chooses
-among kernels by shape (step 30) has each of them launched at every shape.
+among kernels by shape (step 20) has each of them launched at every shape.
 One row per tool, variant, kernel and shape: the errors (and racecheck's
 warnings) the tool reported.
 """
@@ -130,7 +130,7 @@ def verdict(table: pd.DataFrame) -> pd.Series:
     """Per variant, one phrase for the hardware table and the page: 'clean', or what was found."""
     def one(rows):
         bad = rows[~rows["clean"].astype(bool)]
-        kernels = rows["kernel"].nunique() if "kernel" in rows else 1   # tables before step 30 have no column
+        kernels = rows["kernel"].nunique() if "kernel" in rows else 1   # tables from before step 20 was written have none
         if bad.empty:
             return (f"clean ({rows['tool'].nunique()} tools, {rows['shape'].nunique()} shapes"
                     + (f", {kernels} kernels)" if kernels > 1 else ")"))

@@ -13,10 +13,9 @@ study's pages, so it re-renders byte for byte. It shows:
   paragraph that starts "Where public kernels go wrong:", with its source);
 - the code that changed: the defines that differ from the step before, the
   other registry keys of how it is launched that do (its grid, its tensor
-  maps' boxes: all that steps 38 to 41 change), the parts of the shared
-  headers that test the defines (#if blocks), the headers it includes that
-  the step before did not, and the diff of its file against the step
-  before's;
+  maps' boxes), the parts of the shared headers that test the defines (#if
+  blocks), the headers it includes that the step before did not, and the
+  diff of its file against the step before's;
 - its source.
 
 The step before is the one before it in its chapter, or, for a chapter's

@@ -170,7 +170,7 @@ def _parse_align_rows(raw, maps, where: str) -> str | None:
 
 
 def _parse_launch_number(raw, backend: str, maps, where: str) -> bool:
-    """launch_number: true where the kernel takes the launch's number after C (steps 15 to 17 and 29 to 31: their
+    """launch_number: true where the kernel takes the launch's number after C (steps 15 to 17 and 19 to 21: their
     state in global memory is marked with it, kernels/common/stream_k.cuh); a cuda kernel without tensor_maps."""
     if raw is None:
         return False
@@ -182,7 +182,7 @@ def _parse_launch_number(raw, backend: str, maps, where: str) -> bool:
 
 def _parse_launches(raw, kernel: str, backend: str, maps, align_rows, where: str) -> tuple:
     """launches: [{kernel, when}, ..., {kernel}]: which kernel of its file a shape launches, the first whose
-    condition (of M, N, K, sms, tiles and the defines) holds, the last one's without a condition (step 30).
+    condition (of M, N, K, sms, tiles and the defines) holds, the last one's without a condition (step 20).
     Its own kernel (the file's name) is one of them. A cuda kernel launched through PyCUDA."""
     if raw is None:
         return ()

@@ -73,7 +73,7 @@ class Variant:
     maps_expr: tuple = ()   # ((matrix, (box rows, box cols)), ...): TMA maps it takes after C (gpu/tma.py)
     align_rows: str | None = None   # the kernel of its file that copies operands whose rows are off 16 bytes
     launch_number: bool = False   # its kernel takes the launch's number after C (kernels/common/stream_k.cuh)
-    launches: tuple = ()   # ((kernel, condition or None), ...): which kernel of its file a shape launches (step 30)
+    launches: tuple = ()   # ((kernel, condition or None), ...): which kernel of its file a shape launches (step 20)
     technique: str | None = None   # the name the steps applying one technique in several precisions share
     was: str | None = None   # its number before the course was renumbered (old notes, commits and links)
 
