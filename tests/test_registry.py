@@ -62,7 +62,7 @@ def test_a_persistent_kernel_s_grid_is_the_gpu_s_not_the_matrix_s(registry):
     assert registry["gpu_operand_reuse"].launch_grid(M=17, N=33, sms=132) == (1, 1, 1)   # a tile grid ignores sms
 
 
-def test_step_29_s_grid_is_a_block_an_sm_and_one_a_tile(registry):
+def test_step_19_s_grid_is_a_block_an_sm_and_one_a_tile(registry):
     v = registry["gpu_async_stream_k"]   # 128 x 256 tiles: 4096^2 has 32 x 16 of them, 1537 x 3001 13 x 12
     assert v.launch_grid(M=4096, N=4096, sms=132) == (512 + 132, 1, 1)
     assert v.launch_grid(M=1537, N=3001, sms=132) == (156 + 132, 1, 1)
@@ -291,7 +291,7 @@ def test_a_malformed_needs_says_what_it_should_be(tmp_path, needs):
 
 def test_a_kernel_takes_a_launch_number_where_its_entry_says_so(registry):
     """launch.py passes the launch's number after C to the variants with `launch_number` (steps 15 to 17 and
-    29 to 31), and to no others: each kernel's parameter list must agree, or the launch would read past its
+    19 to 21), and to no others: each kernel's parameter list must agree, or the launch would read past its
     parameters."""
     numbered = set()
     for v in registry.values():
@@ -326,10 +326,10 @@ def _whole_tiles(tiles: int, W: int) -> int:
 
 
 @pytest.mark.parametrize("sms", [132, 114, 78, 1])
-def test_step_30_launches_its_pieces_kernel_exactly_where_every_tile_is_shared_out(registry, sms):
+def test_step_20_launches_its_pieces_kernel_exactly_where_every_tile_is_shared_out(registry, sms):
     """Step 20's rule (`launches`) against the split its kernels make: its own kernel where step 19's hybrid
     shares out every tile of more than one wave (the last full wave and a partial one under half full), step
-    29's kernel elsewhere (some tiles whole, or less than a wave: there its own kernel was slower on the H100),
+    19's kernel elsewhere (some tiles whole, or less than a wave: there its own kernel was slower on the H100),
     for every count of tiles up to 3 waves."""
     v = registry["gpu_async_by_shape"]
     rows, cols = v.tile

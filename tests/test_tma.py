@@ -235,7 +235,7 @@ def test_a_persistent_grid_is_cut_to_the_clusters_that_run_at_once(clusters, gri
     ((1, 1, 1, (0, 0, 0), "ABC", (1, 4, 4))),
     ((64, 64, 64, (4, 0, 0), "A", (64, 64, 64))),                 # A's address off 16 bytes: A alone
 ])
-def test_step_24_copies_the_operands_whose_rows_are_off_16_bytes_and_multiplies_the_padded_problem(
+def test_step_28_copies_the_operands_whose_rows_are_off_16_bytes_and_multiplies_the_padded_problem(
         M, N, K, addresses, copied, shape):
     """Step 28 (align_rows): A into M x K4, B into K4 x N4, C out of M x N4, each only where needed; the kernel
     multiplies (M, N4, K4), which the copy engine describes."""
@@ -251,14 +251,14 @@ def test_step_24_copies_the_operands_whose_rows_are_off_16_bytes_and_multiplies_
     assert all(p is not None for p in plan.values())
 
 
-def test_step_24s_copy_kernel_covers_its_rows_and_columns():
+def test_step_28s_copy_kernel_covers_its_rows_and_columns():
     from matmulstudy.gpu.launch import COPY_THREADS, copy_grid
     assert COPY_THREADS * 4 == 1024
     assert copy_grid(4096, 4096) == (4, 4096, 1) and copy_grid(1, 1) == (1, 1, 1)
     assert copy_grid(100_000, 1025) == (2, 65535, 1)   # rows past the grid's y: each block walks on
 
 
-def test_the_sanitizer_launches_step_24_on_the_padded_problem_with_its_copy_kernel():
+def test_the_sanitizer_launches_step_28_on_the_padded_problem_with_its_copy_kernel():
     v = load_registry()["gpu_wgmma_aligned"]
     cmd = sanitize.command("memcheck", "launch", "k.cubin", v, Shape(131, 259, 67), exe="compute-sanitizer")
     assert cmd[-1] == "pad=pad_copy" and cmd[-5:-1] == [str(v.dynamic_shared), "128x32", "32x32", "256x32"]

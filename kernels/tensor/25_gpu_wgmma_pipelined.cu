@@ -8,7 +8,7 @@
 // with A from registers, copy the next k-block's fragments meanwhile.
 //
 // What changes: the order of a consumer warpgroup's work per slice. Steps 23
-// and 20: wait for the stage, read the fragments (16 shared loads, 16
+// and 24: wait for the stage, read the fragments (16 shared loads, 16
 // conversions to TF32), issue four wgmma, wait for them (wait_group 0). The
 // loads' latency and the drain of each group leave the warpgroup's tensor
 // work idle; only the other consumer warpgroup's queued wgmma cover it.
