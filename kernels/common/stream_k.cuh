@@ -26,8 +26,8 @@
 // illegal instruction was encountered", which the study records as the
 // variant's failed run. From this header, that error means one of the two: a
 // block numbered past the blocks that take tickets, or a wait of 10 s. (A
-// printf saying which costs the main loops registers: ptxas spilled in steps
-// 16 and 17.)
+// printf saying which costs the main loops registers: ptxas spilled in the
+// kernels gpu_deep_slices and gpu_hybrid_stream_k.)
 //
 // The pieces of a cut tile are added in a fixed order, so a result is the same
 // bit for bit on every run on one GPU model; on a GPU with another number of
