@@ -410,3 +410,15 @@ def test_the_kernels_design_notes_example_is_a_step_as_written(registry):
     wanted = [line for line in lines if line.startswith(("using ", "gemm<"))]
     assert len(wanted) == 3 and any(all(line in code_lines(v) for line in wanted)
                                     for v in registry.steps() if v.file and v.file.suffix == ".cu")
+
+
+def test_the_shared_headers_name_no_step_and_no_kernel_comment_holds_a_measured_value():
+    """A shared header says what it does and why, not which steps use it (kernels/common, kernels/sm90); a step's
+    measured percentages and its GPU's serial live on its generated page, not in the kernel's comments. Comment
+    lines are read joined, as a number may follow a line break."""
+    for path in sorted((ROOT / "kernels").rglob("*.cu*")):
+        comments = " ".join(re.findall(r"//(.*)", path.read_text()))
+        if path.parent.name in ("common", "sm90"):
+            assert not re.search(r"\b[Ss]teps?\s+\d", comments), path
+        assert not re.search(r"\d\s?%|per ?cent", comments), path
+        assert not re.search(r"GPU-[0-9a-f]{8}", comments), path
