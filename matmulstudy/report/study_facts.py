@@ -174,13 +174,13 @@ def harness_checks(study: Study) -> list[str]:
         cpu = big[~study.on_gpu(big)]
         off = gpu[gpu["difference"].abs() > REPEAT_WITHIN]
         where = _second_gpu(study)
-        text = (f"- A second full study right after{where} ([repeat.csv](repeat.csv)), sizes from 1024: GPU variants "
-                f"within {gpu['difference'].abs().max():.1%}")
+        second_study = f"- A second full study of the same code{where} ([repeat.csv](repeat.csv)), sizes from 1024: "
+        text = second_study + f"GPU variants within {gpu['difference'].abs().max():.1%}"
         if len(off):
             second = study.optional("repeat/summary.csv")   # kept beside repeat.csv where the second study ran
             flagged = {(t.dtype, t.variant, t.M, t.N, t.K) for s in (study.summary, second) if s is not None
                        for t in throttled_rows(s).itertuples()}
-            text = (f"- A second full study right after{where} ([repeat.csv](repeat.csv)), sizes from 1024: "
+            text = (second_study +
                     f"{len(gpu) - len(off)} of {len(gpu)} GPU measurements ({1 - len(off) / len(gpu):.1%}) within "
                     f"{REPEAT_WITHIN:.0%}; beyond: " + ", ".join(
                         f"**{_title(study, r.variant)}** at {r.M}×{r.N}×{r.K} {r.difference:+.1%}"
