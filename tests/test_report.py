@@ -22,6 +22,7 @@ from matmulstudy.study.registry import Registry, load_registry
 TABLES = ["samples.csv.gz", "measured_with.csv", "summary.csv", "hardware.csv", "gpu.json", "failures.txt", "config.yaml",
           "registry.yaml", "crosscheck.csv", "repeat.csv", "sanitizer.csv", "faults.csv"]
 COMMITTED = render.studies_in(ROOT / "reports")
+COURSE = "h200"   # the study whose step pages the course (README, docs/) links: re-run at the numbering of today
 RENDER = "snakemake -s workflow/render.smk --cores 1 --forceall --report reports/report.html --report-after-run"
 
 
@@ -44,7 +45,7 @@ def test_the_committed_studies_are_the_h100s_and_the_h200s():
 def test_readme_documents_the_render_command_and_shows_the_figure():
     readme = (ROOT / "README.md").read_text()
     assert RENDER in readme
-    assert "](reports/h100/figures/progression.png)" in readme
+    assert f"](reports/{COURSE}/figures/progression.png)" in readme
     for folder in COMMITTED:
         assert f"](reports/{folder.name}/README.md)" in readme
 
@@ -69,13 +70,12 @@ def test_the_readme_block_is_replaced_between_its_markers_and_only_there():
 
 def test_the_readmes_chapter_table_has_a_cell_for_every_gpu_and_size_and_the_best_step_in_it():
     """Each chapter's row has a cell per GPU and size: the best verified step's share of cuBLAS in its precision
-    and its number, the one the study's summary gives."""
+    and its number in the course now (the live registry's, whatever the study's own registry numbered it)."""
     from matmulstudy.report import readme
-    studies = readme.committed_studies(ROOT / "reports")
-    lines = readme.chapter_table(studies, (4096,))
+    studies, registry = readme.committed_studies(ROOT / "reports"), load_registry()
+    lines = readme.chapter_table(studies, (4096,), registry)
     rows = {cells[0]: cells[2:] for cells in ([c.strip() for c in line.split("|")[1:-1]]
                                               for line in lines[2:])}
-    registry = studies[0].registry
     for chapter in registry.chapters.values():
         name = next(k for k in rows if k.startswith(f"[{chapter.title}]"))
         for st, cell in zip(studies, rows[name]):
@@ -83,8 +83,25 @@ def test_the_readmes_chapter_table_has_a_cell_for_every_gpu_and_size_and_the_bes
             mine = s[(s.M == 4096) & (s.N == 4096) & (s.K == 4096) & s.verified
                      & s.variant.isin([v.id for v in registry.steps(chapter.id)])]
             best = mine.loc[mine["frac_of_cublas"].idxmax()]
-            assert cell == f"{best['frac_of_cublas']:.1%} ({st.registry[best['variant']].title.split()[0]})"
+            assert cell == f"{best['frac_of_cublas']:.1%} ({registry[best['variant']].title.split()[0]})"
     assert lines[-1].startswith("| cuBLAS FP32 / TF32 / BF16, TFLOP/s |")
+
+
+def test_a_study_numbered_before_the_course_was_renumbered_says_so_in_the_readme():
+    """A committed study whose own registry numbers a step otherwise than the live one is named with a note
+    (its pages keep the numbers it had); one numbered as now has none. Tried on a committed study's registry
+    with one step's number changed."""
+    import dataclasses
+    from matmulstudy.report import readme
+    registry = load_registry()
+    st = readme.committed_studies(ROOT / "reports")[0]
+    step = next(v for v in registry.values() if v.title[0].isdigit() and v.id in st.registry)
+    same = {v.id: registry[v.id] for v in st.registry.values() if v.id in registry}
+    changed = {**same, step.id: dataclasses.replace(step, title="99 " + step.title.split(maxsplit=1)[1])}
+    for variants, note in ((same, False), (changed, True)):
+        mine = dataclasses.replace(st, registry=Registry(st.registry.chapters, variants, st.registry.raw))
+        assert readme.renumbered(mine, registry) == note
+        assert ("measured before the steps were renumbered" in readme._gpu(mine, registry)) == note
 
 
 def test_the_readmes_gpu_table_follows_the_registrys_needs():
@@ -522,7 +539,7 @@ def test_where_public_kernels_go_wrong_gets_a_section_of_its_own():
 
 
 def test_every_link_of_the_readme_and_the_docs_lands_on_a_file():
-    """The README and the course's pages (docs/) link the kernels, the step pages of the H100 study and the
+    """The README and the course's pages (docs/) link the kernels, the step pages of the course's study and the
     reports: each relative link names a file or folder of the repository (a step page renamed, or a study re-run
     without one, shows), and together they link every step's page."""
     step_links, broken = [], []
@@ -535,7 +552,7 @@ def test_every_link_of_the_readme_and_the_docs_lands_on_a_file():
             if not target.exists():
                 broken.append(f"{page.name}: {link}")
     assert broken == []
-    pages = {p.name for p in (ROOT / "reports" / "h100" / "steps").glob("*.md")} - {"README.md"}
+    pages = {p.name for p in (ROOT / "reports" / COURSE / "steps").glob("*.md")} - {"README.md"}
     assert pages - set(step_links) == set()
 
 

@@ -25,16 +25,28 @@ BEGIN = "<!-- numbers: written from reports/ by `python -m matmulstudy.tools.rea
 END = "<!-- numbers: end -->"
 
 
-def _gpu(st: Study) -> str:
+def _gpu(st: Study, registry) -> str:
     f = facts(st)
+    then = ("; measured before the steps were renumbered: its pages keep the numbers of then, the registry's "
+            "`was:`" if renumbered(st, registry) else "")
     return f"{f['gpu']} ([`reports/{st.label}/`](reports/{st.label}/README.md), commit `{str(f['commit'])[:10]}`, " \
-           f"{str(f['first'])[:10]})"
+           f"{str(f['first'])[:10]}{then})"
+
+
+def _number(variant) -> str:
+    return variant.title.split()[0]
+
+
+def renumbered(st: Study, registry) -> bool:
+    """Whether a study was measured before its steps took the numbers they have now (its own registry, kept
+    beside it, numbers some step otherwise than the live one)."""
+    return any(_number(v) != _number(registry[v.id]) for v in st.registry.values() if v.id in registry)
 
 
 ABSENT = "–"   # a step that a GPU's study did not have: its commit came before the step
 
 
-def headline_sentence(st: Study) -> str:
+def headline_sentence(st: Study, registry) -> str:
     """Each precision's best step over its reference in the rounds, burst and sustained, at each shape."""
     table = st.optional("headline.csv")
     if table is None or table.empty:
@@ -46,7 +58,8 @@ def headline_sentence(st: Study) -> str:
         step = burst.loc[burst["ratio"].idxmax(), "step"]   # the best at the reference size and beyond
         mine = g[g["step"] == step].set_index(["M", "regime"])["ratio"]
         sizes = sorted({m for m, _ in mine.index})
-        parts.append(f"{precisions.get(precision).label} {st.registry[step].title}: " + "; ".join(
+        parts.append(f"{precisions.get(precision).label} {(registry if step in registry else st.registry)[step].title}: "
+                     + "; ".join(
             f"{mine.get((m, 'burst'), float('nan')):.1%} burst and {mine.get((m, 'sustained'), float('nan')):.1%} "
             f"sustained at {m}" for m in sizes))
     return f"- {facts(st)['gpu']}: " + "; ".join(parts) + "."
@@ -85,15 +98,16 @@ def numbers_of(steps) -> str:
     return ", ".join(runs)
 
 
-def chapter_table(studies: list[Study], sizes: tuple) -> list[str]:
+def chapter_table(studies: list[Study], sizes: tuple, registry) -> list[str]:
     """Each chapter's best step as a share of cuBLAS in its precision, per GPU and size (the step's number in
-    brackets), and each precision's cuBLAS in TFLOP/s."""
+    the course now, in brackets), and each precision's cuBLAS in TFLOP/s; the chapters and their steps are the
+    live registry's, each step found in a study by its id."""
     first = studies[0]
     cols = [(st, n) for st in studies for n in sizes]
     lines = ["| chapter | steps | " + " | ".join(f"{facts(st)['gpu'].split()[1]}, {n}" for st, n in cols) + " |",
              "| --- | --- |" + " ---: |" * len(cols)]
-    for chapter in first.registry.chapters.values():
-        steps = list(first.registry.steps(chapter.id))
+    for chapter in registry.chapters.values():
+        steps = list(registry.steps(chapter.id))
         if not steps:
             continue
         cells = []
@@ -102,7 +116,7 @@ def chapter_table(studies: list[Study], sizes: tuple) -> list[str]:
             mine = at[at["variant"].isin([v.id for v in steps]) & at["verified"].astype(bool)]
             best = mine.loc[mine["frac_of_cublas"].idxmax()] if len(mine) else None
             cells.append(ABSENT if best is None else
-                         f"{best['frac_of_cublas']:.1%} ({st.registry[best['variant']].title.split()[0]})")
+                         f"{best['frac_of_cublas']:.1%} ({_number(registry[best['variant']])})")
         page = ROOT / "docs" / f"{chapter.precision}.md"
         name = (f"[{chapter.title}](docs/{page.name}{CHAPTER_ANCHORS.get(chapter.id, '')})" if page.exists()
                 else chapter.title)
@@ -140,10 +154,10 @@ def block(studies: list[Study], registry) -> str:
     first = studies[0]
     sizes = tuple(sorted({first.size, max(int(n) for n in first.config.get("sizes", [first.size]))}))
     lines = [BEGIN, "", "Each chapter's best step as a share of cuBLAS in its own precision (the step's number in "
-             "brackets; medians of the timed samples, every result verified), in the committed studies: "
-             + "; ".join(_gpu(st) for st in studies) + ".", ""]
-    lines += chapter_table(studies, sizes) + [""]
-    sentences = [headline_sentence(st) for st in studies]
+             "the course in brackets; medians of the timed samples, every result verified), in the committed studies: "
+             + "; ".join(_gpu(st, registry) for st in studies) + ".", ""]
+    lines += chapter_table(studies, sizes, registry) + [""]
+    sentences = [headline_sentence(st, registry) for st in studies]
     if any(sentences):
         lines += ["Measured again in alternating rounds after everything else (each page's headline section), "
                   "each precision's best step over its reference:", ""] + [s for s in sentences if s] + [""]
