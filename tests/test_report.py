@@ -242,6 +242,27 @@ def test_cross_gpu_figure_and_the_html_report(rendered):
         assert text in html, text
 
 
+def test_the_cross_gpu_figure_sets_a_step_beside_itself_when_two_studies_number_it_otherwise():
+    """A study measured before the steps were renumbered (its own registry) and one measured after: a step is
+    one group of bars, named as the newer study names it, not two groups of one bar each. Tried with one
+    study's registry giving the BF16 steps other numbers."""
+    import dataclasses
+    from matmulstudy.report.plots.gpus import _by_gpu_column
+    from matmulstudy.report.study_facts import facts
+    from matmulstudy.report.committed import Study
+    studies = [Study.load(folder) for folder in COMMITTED]
+    older = min(range(len(studies)), key=lambda i: str(facts(studies[i])["first"]))
+    raw = studies[older].registry
+    renamed = {v.id: dataclasses.replace(v, title="9" + v.title) if v.precision == "bf16" and v.is_step else v
+               for v in raw.values()}
+    studies[older] = dataclasses.replace(studies[older], registry=Registry(raw.chapters, renamed, raw.raw))
+    df, order, chapters, _ = _by_gpu_column(studies, [st.label for st in studies], 4096, "bf16")
+    assert (df.groupby("variant")["title"].nunique() == 1).all()
+    assert len(order) == df["variant"].nunique() == len(set(order))
+    newer = studies[1 - older].registry
+    assert set(order) == {newer[v].title for v in df["variant"].unique()}
+
+
 @pytest.mark.slow
 def test_a_failed_measurement_is_marked_and_counted(tmp_path):
     """One H100 measurement turned into a failure: the figures mark it, the page counts it."""

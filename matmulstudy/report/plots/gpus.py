@@ -14,6 +14,7 @@ import seaborn as sns
 from ... import precisions
 from ..committed import Study
 from ..results import at_size
+from ..study_facts import facts
 from .style import mark_chapters, save
 
 
@@ -84,6 +85,13 @@ def _by_gpu_column(studies: list[Study], gpus: list[str], size: int, precision: 
     the precision), or None where no study has a step in it. The fractions are of the study's own reference
     of that precision (a study measured before the tensor-core chapter has the fractions of every step of
     cuBLAS FP32 in its summary)."""
+    # a step is named as the newest study numbers it (the course's order now): a study measured before the
+    # steps were renumbered has other numbers, and its bars still stand beside the same step's on another GPU
+    newest_first = sorted(studies, key=lambda st: str(facts(st)["first"]), reverse=True)
+    title_of = {}
+    for study in newest_first:
+        for v in study.registry.values():
+            title_of.setdefault(v.id, v.title)
     frames, order, chapter_of, steps = [], [], {}, 0
     for study, gpu in zip(studies, gpus):
         registry = study.registry
@@ -93,13 +101,18 @@ def _by_gpu_column(studies: list[Study], gpus: list[str], size: int, precision: 
         at = at[at["variant"].isin([v.id for v in keep])]
         steps += len(study.steps_only(at, precision))
         ref = at.loc[at["variant"] == getattr(reference, "id", None), "median_gflops"]
-        frames.append(at.assign(gpu=gpu, frac_of_cublas=at["median_gflops"] / ref.iloc[0] if len(ref) else np.nan))
-        order += [v.title for v in keep if v.id in set(at["variant"]) and v.title not in order]
-        for v in keep:
-            chapter_of.setdefault(v.title, registry.chapters[v.chapter].title if v.chapter else "reference")
+        frames.append(at.assign(gpu=gpu, title=at["variant"].map(title_of),
+                                frac_of_cublas=at["median_gflops"] / ref.iloc[0] if len(ref) else np.nan))
+    for study in newest_first:
+        registry, measured = study.registry, set(at_size(study.summary, size, verified=True)["variant"])
+        reference = registry.reference(precision)
+        for v in registry.steps(precision=precision) + [reference] * (reference is not None):
+            if v.id in measured and title_of[v.id] not in order:
+                order.append(title_of[v.id])
+                chapter_of[title_of[v.id]] = registry.chapters[v.chapter].title if v.chapter else "reference"
     if not steps:
         return None
     df = pd.concat(frames, ignore_index=True)
-    references = {st.registry.reference(precision).title for st in studies if st.registry.reference(precision)}
+    references = {title_of[st.registry.reference(precision).id] for st in studies if st.registry.reference(precision)}
     order = [t for t in order if t not in references] + [t for t in order if t in references]   # reference last
     return df, order, [chapter_of[t] for t in order], precision
