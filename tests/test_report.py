@@ -20,7 +20,7 @@ from matmulstudy.report.figures import FIGURES
 from matmulstudy.study.registry import Registry, load_registry
 
 TABLES = ["samples.csv.gz", "measured_with.csv", "summary.csv", "hardware.csv", "gpu.json", "failures.txt", "config.yaml",
-          "registry.yaml", "crosscheck.csv", "repeat.csv", "sanitizer.csv", "faults.csv"]
+          "registry.yaml", "crosscheck.csv", "repeat.csv", "before.csv", "sanitizer.csv", "faults.csv"]
 COMMITTED = render.studies_in(ROOT / "reports")
 COURSE = "h200"   # the study whose step pages the course (README, docs/) links: re-run at the numbering of today
 RENDER = "snakemake -s workflow/render.smk --cores 1 --forceall --report reports/report.html --report-after-run"
@@ -261,6 +261,40 @@ def test_the_cross_gpu_figure_sets_a_step_beside_itself_when_two_studies_number_
     assert len(order) == df["variant"].nunique() == len(set(order))
     newer = studies[1 - older].registry
     assert set(order) == {newer[v].title for v in df["variant"].unique()}
+
+
+def test_a_study_that_keeps_the_one_before_it_says_how_far_each_median_moved(tmp_path):
+    """Issue 58: a study re-run after a change of the code is set against the one before it (compare's
+    before.csv, its facts in before/): the page counts the GPU medians from 1024 inside that study's
+    interquartile range and within 1% and 2%, names those beyond, and says how far the repeat of the same code
+    moved. Tried with the committed H200 study's repeat as the study before, one median moved by hand by 5%."""
+    from matmulstudy.report.committed import Study
+    from matmulstudy.report.study_facts import harness_checks
+    from matmulstudy.tools.compare import agreement
+    folder = tmp_path / "h200"
+    shutil.copytree(ROOT / "reports" / "h200", folder, ignore=shutil.ignore_patterns("figures", "steps", "kernels"))
+    shutil.copytree(folder / "repeat", folder / "before")
+    pd.DataFrame({"git_commit": ["0123456789abcdef"]}).to_csv(folder / "before" / "measured_with.csv", index=False)
+    summary = pd.read_csv(folder / "summary.csv")
+    moved = (summary["variant"] == "gpu_wgmma_bf16_drawn_late") & (summary["M"] == 8192)
+    summary.loc[moved, "median_ms"] *= 1.05
+    summary.to_csv(folder / "summary.csv", index=False)
+    table = agreement(pd.read_csv(folder / "before" / "summary.csv"), summary)
+    table.to_csv(folder / "before.csv", index=False)
+    study = Study.load(folder)
+    line = next(x for x in harness_checks(study) if x.startswith("- Against the study before it"))
+    big = table[(table[["M", "N", "K"]].min(axis=1) >= 1024) & study.on_gpu(table)]
+    assert "commit `0123456789`" in line and "UUID `GPU-8a83537f" in line
+    inside = int(big["within_first_iqr"].sum())
+    assert f"of {len(big)} GPU medians, {inside} inside that study's interquartile range" in line
+    assert f"{int((big['difference'].abs() <= 0.01).sum())} within 1%" in line
+    far = big[big["difference"].abs() > 0.02]
+    assert len(far) >= 1 and line.count("**") == 2 * len(far)
+    mine = table[table["variant"].eq("gpu_wgmma_bf16_drawn_late") & table["M"].eq(8192)]["difference"].iloc[0]
+    assert f"**{study.registry['gpu_wgmma_bf16_drawn_late'].title}** at 8192×8192×8192 {mine:+.1%}" in line
+    assert "two studies of this code moved by up to" in line
+    (folder / "before.csv").unlink()
+    assert not [x for x in harness_checks(Study.load(folder)) if "study before" in x]
 
 
 @pytest.mark.slow

@@ -233,7 +233,8 @@ def _cpu_page(study: Study, f: dict) -> str:
 EXTRAS = (("hardware.csv", "Nsight Compute", lambda st: st.hardware.get("ncu_shape", []).notna().any()),
           ("sanitizer.csv", "compute-sanitizer", None), ("crosscheck.csv", "the CuPy cross-check", None),
           ("energy.csv", "the energy of every step", None), ("headline.csv", "the headline ratios in rounds", None),
-          ("repeat.csv", "a second full study (repeat/)", None))
+          ("repeat.csv", "a second full study (repeat/)", None),
+          ("before.csv", "the study before it compared (before/)", None))
 
 
 def holds(st: Study) -> str:

@@ -189,7 +189,47 @@ def harness_checks(study: Study) -> list[str]:
         if len(cpu):
             text += f"; the CPU baseline moved by up to {cpu['difference'].abs().max():.0%}"
         lines.append(text + ".")
+    lines += _against_the_study_before(study, repeat)
     return lines
+
+
+BEFORE_LISTED = 0.02   # a median that moved more than this from the study before is named on the page
+
+
+def _against_the_study_before(study: Study, repeat) -> list[str]:
+    """Where the study keeps the one before it (before.csv, by tools/compare.py, and before/ with its facts): how
+    many GPU medians from 1024 fell inside that study's interquartile range, how many within 1% and 2%, the ones
+    that moved further, and beside them how far two studies of the same code moved (the repeat), which is why a
+    median can leave a range of one study's samples without a change of the code."""
+    before = study.optional("before.csv")
+    if before is None:
+        return []
+    big = before[before[["M", "N", "K"]].min(axis=1) >= 1024]
+    gpu = big[study.on_gpu(big)]
+    if gpu.empty:
+        return []
+    commit = ""
+    if (study.folder / "before" / "measured_with.csv").exists():
+        measured = pd.read_csv(study.folder / "before" / "measured_with.csv")
+        commit = f"commit `{str(measured['git_commit'].iloc[0])[:10]}`"
+    said = " ".join(filter(None, (commit, _second_gpu(study, "before").lstrip(", "))))
+    moved = gpu["difference"].abs()
+    text = (f"- Against the study before it{', ' + said if said else ''} ([before.csv](before.csv)), sizes from "
+            f"1024: of {len(gpu)} GPU medians, ")
+    if "within_first_iqr" in gpu:
+        text += f"{int(gpu['within_first_iqr'].astype(bool).sum())} inside that study's interquartile range, "
+    text += f"{int((moved <= 0.01).sum())} within 1%, {int((moved <= BEFORE_LISTED).sum())} within 2%"
+    far = gpu[moved > BEFORE_LISTED]
+    if len(far):
+        text += f"; beyond 2%: " + ", ".join(f"**{_title(study, r.variant)}** at {r.M}×{r.N}×{r.K} "
+                                              f"{r.difference:+.1%}" for r in far.itertuples())
+    if repeat is not None:
+        same = repeat[(repeat[["M", "N", "K"]].min(axis=1) >= 1024)]
+        same = same[study.on_gpu(same)]
+        if len(same):
+            text += (f"; two studies of this code moved by up to {same['difference'].abs().max():.1%} "
+                     f"(the repeat, above)")
+    return [text + "."]
 
 
 def _title(study: Study, vid: str) -> str:
@@ -197,10 +237,10 @@ def _title(study: Study, vid: str) -> str:
     return study.registry[vid].title if vid in study.registry else vid
 
 
-def _second_gpu(study: Study) -> str:
-    """Where the second study ran, if the study keeps its facts (repeat/gpu.json) and it was another GPU of the
-    model (another UUID): the two differ by the GPUs as well as by the runs."""
-    path = study.folder / "repeat" / "gpu.json"
+def _second_gpu(study: Study, folder: str = "repeat") -> str:
+    """Where the second study ran, if the study keeps its facts (repeat/gpu.json, or before/'s) and it was
+    another GPU of the model (another UUID): the two differ by the GPUs as well as by the runs."""
+    path = study.folder / folder / "gpu.json"
     if not path.exists():
         return ""
     with open(path) as fh:

@@ -1,6 +1,8 @@
-"""How far two studies of the same GPU agree: the run-to-run reproducibility.
+"""How far two studies of the same GPU agree: the run-to-run reproducibility, or what a change of the code
+moved.
 
     python -m matmulstudy.tools.compare reports/h100 reports/h100-repeat --out reports/h100/repeat.csv
+    python -m matmulstudy.tools.compare <the study before> reports/h100 --out reports/h100/before.csv
 
 For every variant, dtype and shape measured (and verified) in both, the
 ratio of the second study's median time to the first's and, where both
@@ -28,16 +30,21 @@ KEYS = ["dtype", "variant", "M", "N", "K"]
 
 def agreement(first: pd.DataFrame, second: pd.DataFrame,
               first_samples: pd.DataFrame | None = None, second_samples: pd.DataFrame | None = None) -> pd.DataFrame:
-    """One row per measurement in both summaries: medians and their ratio - 1.
+    """One row per measurement in both summaries: medians and their ratio - 1, and whether the second median
+    lies inside the first study's interquartile range (where its summary has the quartiles).
 
     With both studies' samples (their samples.csv.gz), also each one's fastest
     and slowest sample and `ranges_overlap`.
     """
     cols = KEYS + ["median_ms"]
-    a = first[first["verified"]][cols]
+    quartiles = [c for c in ("q1_ms", "q3_ms") if c in first]
+    a = first[first["verified"]][cols + quartiles]
     b = second[second["verified"]][cols]
     out = a.merge(b, on=KEYS, suffixes=("_first", "_second"))
     out["difference"] = out["median_ms_second"] / out["median_ms_first"] - 1
+    if len(quartiles) == 2:   # the second median inside the first study's interquartile range
+        out["within_first_iqr"] = out["median_ms_second"].between(out["q1_ms"], out["q3_ms"])
+        out = out.drop(columns=quartiles)
     if first_samples is not None and second_samples is not None:
         ranges = sample_range(first_samples).merge(sample_range(second_samples), on=KEYS,
                                                    suffixes=("_first", "_second"))
