@@ -58,8 +58,8 @@ def headline_sentence(st: Study, registry) -> str:
         step = burst.loc[burst["ratio"].idxmax(), "step"]   # the best at the reference size and beyond
         mine = g[g["step"] == step].set_index(["M", "regime"])["ratio"]
         sizes = sorted({m for m, _ in mine.index})
-        parts.append(f"{precisions.get(precision).label} {(registry if step in registry else st.registry)[step].title}: "
-                     + "; ".join(
+        title = (registry if step in registry else st.registry)[step].title   # as the course numbers it now
+        parts.append(f"{precisions.get(precision).label} {title}: " + "; ".join(
             f"{mine.get((m, 'burst'), float('nan')):.1%} burst and {mine.get((m, 'sustained'), float('nan')):.1%} "
             f"sustained at {m}" for m in sizes))
     return f"- {facts(st)['gpu']}: " + "; ".join(parts) + "."

@@ -218,11 +218,12 @@ def _against_the_study_before(study: Study, repeat) -> list[str]:
             f"1024: of {len(gpu)} GPU medians, ")
     if "within_first_iqr" in gpu:
         text += f"{int(gpu['within_first_iqr'].astype(bool).sum())} inside that study's interquartile range, "
-    text += f"{int((moved <= 0.01).sum())} within 1%, {int((moved <= BEFORE_LISTED).sum())} within 2%"
+    text += (f"{int((moved <= 0.01).sum())} within 1%, "
+             f"{int((moved <= BEFORE_LISTED).sum())} within {BEFORE_LISTED:.0%}")
     far = gpu[moved > BEFORE_LISTED]
     if len(far):
-        text += f"; beyond 2%: " + ", ".join(f"**{_title(study, r.variant)}** at {r.M}×{r.N}×{r.K} "
-                                              f"{r.difference:+.1%}" for r in far.itertuples())
+        text += f"; beyond {BEFORE_LISTED:.0%}: " + ", ".join(
+            f"**{_title(study, r.variant)}** at {r.M}×{r.N}×{r.K} {r.difference:+.1%}" for r in far.itertuples())
     if repeat is not None:
         same = repeat[(repeat[["M", "N", "K"]].min(axis=1) >= 1024)]
         same = same[study.on_gpu(same)]
