@@ -51,6 +51,13 @@ class Study:
     def label(self) -> str:
         return self.folder.name
 
+    @property
+    def measured(self) -> tuple:
+        """When its samples were taken: the first and the last timestamp (None, None where the rows have none)."""
+        if "timestamp" not in self.results:
+            return None, None
+        return self.results["timestamp"].min(), self.results["timestamp"].max()
+
     def optional(self, name: str) -> pd.DataFrame | None:
         """A table that only some studies have (crosscheck.csv, repeat.csv, sanitizer.csv, faults.csv)."""
         path = self.folder / name

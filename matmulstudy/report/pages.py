@@ -165,14 +165,13 @@ def technique_table(study: Study) -> list[str]:
     if not shared:
         return []
     order = [p.id for p in precisions.PRECISIONS.values() if any(p.id in cells for cells in shared.values())]
-    size, summary = study.size, study.summary
-    at = summary[(summary["M"] == size) & (summary["N"] == size) & (summary["K"] == size)
-                 & (summary["dtype"] == "float32")].set_index("variant")["frac_of_cublas"]
+    size = study.size
+    at = at_size(study.summary, size).set_index("variant")["frac_of_cublas"]
 
     def cell(v) -> str:
         if v is None:
             return ""
-        number, ratio = v.title.split()[0], at.get(v.id)
+        number, ratio = v.number, at.get(v.id)
         return f"{number}: {ratio:.1%}" if ratio is not None and ratio == ratio else number   # NaN: no rate
 
     return ["## One technique, several precisions", "",
@@ -240,7 +239,7 @@ EXTRAS = (("hardware.csv", "Nsight Compute", lambda st: st.hardware.get("ncu_sha
 def holds(st: Study) -> str:
     """What a study holds: its steps, by chapter, and the checks and phases whose files it has."""
     steps = [v for v in st.registry.steps() if v.id in set(st.summary["variant"])]
-    titles = [v.title.split()[0] for v in steps]
+    titles = [v.number for v in steps]
     extras = [name for file, name, present in EXTRAS
               if (st.folder / file).exists() and (present is None or present(st))]
     return f"steps {titles[0]} to {titles[-1]}; " + ", ".join(extras) if steps else ", ".join(extras)

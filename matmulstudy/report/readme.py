@@ -33,14 +33,10 @@ def _gpu(st: Study, registry) -> str:
            f"{str(f['first'])[:10]}{then})"
 
 
-def _number(variant) -> str:
-    return variant.title.split()[0]
-
-
 def renumbered(st: Study, registry) -> bool:
     """Whether a study was measured before its steps took the numbers they have now (its own registry, kept
     beside it, numbers some step otherwise than the live one)."""
-    return any(_number(v) != _number(registry[v.id]) for v in st.registry.values() if v.id in registry)
+    return any(v.number != registry[v.id].number for v in st.registry.values() if v.id in registry)
 
 
 ABSENT = "–"   # a step that a GPU's study did not have: its commit came before the step
@@ -116,7 +112,7 @@ def chapter_table(studies: list[Study], sizes: tuple, registry) -> list[str]:
             mine = at[at["variant"].isin([v.id for v in steps]) & at["verified"].astype(bool)]
             best = mine.loc[mine["frac_of_cublas"].idxmax()] if len(mine) else None
             cells.append(ABSENT if best is None else
-                         f"{best['frac_of_cublas']:.1%} ({_number(registry[best['variant']])})")
+                         f"{best['frac_of_cublas']:.1%} ({registry[best['variant']].number})")
         page = ROOT / "docs" / f"{chapter.precision}.md"
         name = (f"[{chapter.title}](docs/{page.name}{CHAPTER_ANCHORS.get(chapter.id, '')})" if page.exists()
                 else chapter.title)

@@ -68,8 +68,7 @@ def facts(study: Study) -> dict:
         "library": first(r[r["variant"] == reference.id], "library") if reference and "library" in r else None,
         "pycuda": first(gpu_rows, "pycuda_version"), "commit": first(r, "git_commit"),
         "dirty": _flag(first(r, "git_dirty")), "config_hash": first(r, "config_hash"), "host": first(r, "host"),
-        "first": r["timestamp"].min() if "timestamp" in r else None,
-        "last": r["timestamp"].max() if "timestamp" in r else None,
+        "first": study.measured[0], "last": study.measured[1],
         "cache": ", ".join(sorted(gpu_rows["cache"].dropna().unique())) if "cache" in gpu_rows else None,
         "placements": int(gpu_rows["placements"].max()) if "placements" in gpu_rows and
         gpu_rows["placements"].notna().any() else 1,
@@ -168,14 +167,14 @@ def harness_checks(study: Study) -> list[str]:
                              f"measured by CuPy {row.version} in the same session "
                              f"({ours.iloc[0] / row.median_ms - 1:+.1%}; [crosscheck.csv](crosscheck.csv)).")
     repeat = study.optional("repeat.csv")
+    moved_in_repeat = None   # the most a GPU median moved between the two studies of the same code
     if repeat is not None:
-        big = repeat[repeat[["M", "N", "K"]].min(axis=1) >= 1024]
-        gpu = big[study.on_gpu(big)]
-        cpu = big[~study.on_gpu(big)]
+        gpu, cpu = _from_1024(study, repeat)
+        moved_in_repeat = gpu["difference"].abs().max()   # NaN where no GPU row
         off = gpu[gpu["difference"].abs() > REPEAT_WITHIN]
         where = _second_gpu(study)
         second_study = f"- A second full study of the same code{where} ([repeat.csv](repeat.csv)), sizes from 1024: "
-        text = second_study + f"GPU variants within {gpu['difference'].abs().max():.1%}"
+        text = second_study + f"GPU variants within {moved_in_repeat:.1%}"
         if len(off):
             second = study.optional("repeat/summary.csv")   # kept beside repeat.csv where the second study ran
             flagged = {(t.dtype, t.variant, t.M, t.N, t.K) for s in (study.summary, second) if s is not None
@@ -189,14 +188,20 @@ def harness_checks(study: Study) -> list[str]:
         if len(cpu):
             text += f"; the CPU baseline moved by up to {cpu['difference'].abs().max():.0%}"
         lines.append(text + ".")
-    lines += _against_the_study_before(study, repeat)
+    lines += _against_the_study_before(study, moved_in_repeat)
     return lines
+
+
+def _from_1024(study: Study, table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A comparison's rows (compare.py's) of the shapes from 1024 on: the GPU variants' and the CPU baselines'."""
+    big = table[table[["M", "N", "K"]].min(axis=1) >= 1024]
+    return big[study.on_gpu(big)], big[~study.on_gpu(big)]
 
 
 BEFORE_LISTED = 0.02   # a median that moved more than this from the study before is named on the page
 
 
-def _against_the_study_before(study: Study, repeat) -> list[str]:
+def _against_the_study_before(study: Study, moved_in_repeat) -> list[str]:
     """Where the study keeps the one before it (before.csv, by tools/compare.py, and before/ with its facts): how
     many GPU medians from 1024 fell inside that study's interquartile range, how many within 1% and 2%, the ones
     that moved further, and beside them how far two studies of the same code moved (the repeat), which is why a
@@ -204,8 +209,7 @@ def _against_the_study_before(study: Study, repeat) -> list[str]:
     before = study.optional("before.csv")
     if before is None:
         return []
-    big = before[before[["M", "N", "K"]].min(axis=1) >= 1024]
-    gpu = big[study.on_gpu(big)]
+    gpu, _ = _from_1024(study, before)
     if gpu.empty:
         return []
     commit = ""
@@ -224,12 +228,8 @@ def _against_the_study_before(study: Study, repeat) -> list[str]:
     if len(far):
         text += f"; beyond {BEFORE_LISTED:.0%}: " + ", ".join(
             f"**{_title(study, r.variant)}** at {r.M}×{r.N}×{r.K} {r.difference:+.1%}" for r in far.itertuples())
-    if repeat is not None:
-        same = repeat[(repeat[["M", "N", "K"]].min(axis=1) >= 1024)]
-        same = same[study.on_gpu(same)]
-        if len(same):
-            text += (f"; two studies of this code moved by up to {same['difference'].abs().max():.1%} "
-                     f"(the repeat, above)")
+    if moved_in_repeat is not None and not pd.isna(moved_in_repeat):
+        text += f"; two studies of this code moved by up to {moved_in_repeat:.1%} (the repeat, above)"
     return [text + "."]
 
 

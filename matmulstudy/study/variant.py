@@ -97,6 +97,11 @@ class Variant:
     def is_step(self) -> bool:
         return self.role == "step"
 
+    @property
+    def number(self) -> str:
+        """A step's number as its title starts ('17', '8a'), in the course of the registry it was read from."""
+        return self.title.split()[0]
+
     def runs_on(self, shape) -> bool:
         """Whether the variant runs this shape (its size cap)."""
         return self.max_size is None or max(shape) <= self.max_size

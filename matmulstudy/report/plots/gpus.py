@@ -14,7 +14,6 @@ import seaborn as sns
 from ... import precisions
 from ..committed import Study
 from ..results import at_size
-from ..study_facts import facts
 from .style import mark_chapters, save
 
 
@@ -87,7 +86,7 @@ def _by_gpu_column(studies: list[Study], gpus: list[str], size: int, precision: 
     cuBLAS FP32 in its summary)."""
     # a step is named as the newest study numbers it (the course's order now): a study measured before the
     # steps were renumbered has other numbers, and its bars still stand beside the same step's on another GPU
-    newest_first = sorted(studies, key=lambda st: str(facts(st)["first"]), reverse=True)
+    newest_first = sorted(studies, key=lambda st: str(st.measured[0]), reverse=True)
     title_of = {}
     for study in newest_first:
         for v in study.registry.values():
