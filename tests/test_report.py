@@ -297,6 +297,29 @@ def test_a_study_that_keeps_the_one_before_it_says_how_far_each_median_moved(tmp
     assert not [x for x in harness_checks(Study.load(folder)) if "study before" in x]
 
 
+def test_counters_and_sanitizer_runs_taken_on_another_gpu_say_which(tmp_path):
+    """Nsight Compute and the sanitizer may run on a second GPU of the host while the first times the steps
+    (a study in one call): the pages name that GPU by its UUID; tables that do not record it say nothing."""
+    from matmulstudy.report.committed import Study
+    from matmulstudy.report.study_facts import harness_checks, verification
+    folder = tmp_path / "h100"
+    shutil.copytree(ROOT / "reports" / "h100", folder, ignore=shutil.ignore_patterns("figures", "steps", "kernels"))
+    ncu_line = lambda: next(x for x in harness_checks(Study.load(folder)) if x.startswith("- Nsight Compute"))
+    sanitizer_line = lambda: next(x for x in verification(Study.load(folder)) if x.startswith("compute-sanitizer"))
+    assert "UUID" not in ncu_line() and "UUID" not in sanitizer_line()
+    own = Study.load(folder).gpu["uuid"]
+    hardware, sanitizer = pd.read_csv(folder / "hardware.csv"), pd.read_csv(folder / "sanitizer.csv")
+    hardware.assign(ncu_gpu_uuid=hardware["ncu_shape"].where(hardware["ncu_shape"].isna(), "GPU-second")).to_csv(
+        folder / "hardware.csv", index=False)
+    sanitizer.assign(gpu_uuid=own).to_csv(folder / "sanitizer.csv", index=False)
+    assert ncu_line().endswith("; [hardware.csv](hardware.csv)), on another NVIDIA H100 80GB HBM3 (UUID `GPU-second`).")
+    assert ", on the same GPU: " in sanitizer_line()
+    from matmulstudy.report.pages import holds   # a study without ncu's counters (ncu: false) is listed too
+    assert "Nsight Compute" in holds(Study.load(folder))
+    hardware.drop(columns=[c for c in hardware if c.startswith("ncu")]).to_csv(folder / "hardware.csv", index=False)
+    assert "Nsight Compute" not in holds(Study.load(folder)) and "compute-sanitizer" in holds(Study.load(folder))
+
+
 @pytest.mark.slow
 def test_a_failed_measurement_is_marked_and_counted(tmp_path):
     """One H100 measurement turned into a failure: the figures mark it, the page counts it."""

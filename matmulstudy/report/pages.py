@@ -229,7 +229,8 @@ def _cpu_page(study: Study, f: dict) -> str:
 
 
 # What a study folder may hold beside its tables, and how the index names it.
-EXTRAS = (("hardware.csv", "Nsight Compute", lambda st: st.hardware.get("ncu_shape", []).notna().any()),
+EXTRAS = (("hardware.csv", "Nsight Compute",
+           lambda st: "ncu_shape" in st.hardware and st.hardware["ncu_shape"].notna().any()),
           ("sanitizer.csv", "compute-sanitizer", None), ("crosscheck.csv", "the CuPy cross-check", None),
           ("energy.csv", "the energy of every step", None), ("headline.csv", "the headline ratios in rounds", None),
           ("repeat.csv", "a second full study (repeat/)", None),

@@ -154,7 +154,8 @@ def harness_checks(study: Study) -> list[str]:
         worst = ncu.loc[ncu["ncu_vs_median"].abs().idxmax()]
         lines.append(f"- Nsight Compute's kernel time for one launch of each of {len(ncu)} GPU variants at "
                      f"{worst['ncu_shape']}: within {abs(worst['ncu_vs_median']):.1%} of the harness's median "
-                     f"(largest: {_title(study, worst['variant'])}; [hardware.csv](hardware.csv)).")
+                     f"(largest: {_title(study, worst['variant'])}; [hardware.csv](hardware.csv))"
+                     f"{_taken_on(study, ncu, 'ncu_gpu_uuid')}.")
     cross = study.optional("crosscheck.csv")
     reference = study.registry.reference(precisions.BASE.id)
     if cross is not None and reference is not None:
@@ -245,9 +246,24 @@ def _second_gpu(study: Study, folder: str = "repeat") -> str:
     if not path.exists():
         return ""
     with open(path) as fh:
-        uuid = json.load(fh).get("uuid")
-    return f", on another {study.gpu.get('gpu_name')} (UUID `{uuid}`)" if uuid and uuid != study.gpu.get("uuid") else \
+        return _on_gpu(study, json.load(fh).get("uuid"))
+
+
+def _on_gpu(study: Study, uuid) -> str:
+    """', on another NVIDIA H200 (UUID ...)' where a table was taken on another GPU than the study's timings
+    (Nsight Compute or the sanitizer run on a second GPU of the host, or a second study), else ', on the same
+    GPU'; '' where the table does not say."""
+    if not isinstance(uuid, str) or not uuid:
+        return ""
+    return f", on another {study.gpu.get('gpu_name')} (UUID `{uuid}`)" if uuid != study.gpu.get("uuid") else \
         ", on the same GPU"
+
+
+def _taken_on(study: Study, table: pd.DataFrame, column: str = "gpu_uuid") -> str:
+    """Where a table's rows were taken (_on_gpu), for tables that record their GPU in column."""
+    uuids = table[column].dropna().unique() if column in table else []
+    return _on_gpu(study, uuids[0]) if len(uuids) == 1 else \
+        (f", on {len(uuids)} GPUs (UUIDs {', '.join(f'`{u}`' for u in uuids)})" if len(uuids) else "")
 
 
 def _why_apart(row, throttled: set) -> str:
@@ -300,7 +316,7 @@ def verification(study: Study) -> list[str]:
         bad = sanitizer[~sanitizer["clean"].astype(bool)]
         lines += [f"compute-sanitizer ([sanitizer.csv](sanitizer.csv)): {', '.join(sorted(sanitizer['tool'].unique()))} "
                   f"on one launch of each of {sanitizer['variant'].nunique()} kernels at "
-                  f"{', '.join(sorted(sanitizer['shape'].unique()))}: "
+                  f"{', '.join(sorted(sanitizer['shape'].unique()))}{_taken_on(study, sanitizer)}: "
                   + ("no errors or hazards." if bad.empty else
                      f"**{len(bad)} of {len(sanitizer)} runs found problems**: "
                      + "; ".join(f"{r.variant} {r.tool} {r.shape} ({r.first_report})" for r in bad.itertuples())),

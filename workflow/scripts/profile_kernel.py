@@ -21,11 +21,12 @@ def main(snakemake, log):
     if proc.returncode != 0:
         raise StudyError(f"ncu failed on {variant.id} (exit {proc.returncode}); see the log")
     with open(snakemake.input.gpu) as fh:
-        sms = json.load(fh)["sm_count"]
+        gpu = json.load(fh)
     shape = Shape.parse(snakemake.wildcards.shape)
-    counters = hardware.parse_ncu_csv(proc.stdout, variant.kernel_for(*shape, sms) if variant.is_built else None)
+    counters = hardware.parse_ncu_csv(proc.stdout, variant.kernel_for(*shape, gpu["sm_count"]) if variant.is_built else None)
     with open(snakemake.output[0], "w") as fh:
-        json.dump({"variant": variant.id, "shape": snakemake.wildcards.shape, **counters}, fh, indent=2)
+        json.dump({"variant": variant.id, "shape": snakemake.wildcards.shape, "ncu_gpu_uuid": gpu.get("uuid"),
+                   **counters}, fh, indent=2)
 
 
 rulescript.run(snakemake, main)

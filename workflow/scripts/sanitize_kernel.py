@@ -8,9 +8,11 @@ from matmulstudy.study.registry import load_registry
 
 def main(snakemake, log):
     variant = build.built_variant(load_registry()[snakemake.wildcards.variant], snakemake.input.cubin)
+    with open(snakemake.input.gpu) as fh:
+        gpu = json.load(fh)
     table = sanitize.sanitize(variant, snakemake.input.cubin, snakemake.input.launcher,
-                              list(snakemake.params.shapes), log,
-                              sms=json.loads(open(snakemake.input.gpu).read())["sm_count"])
+                              list(snakemake.params.shapes), log, sms=gpu["sm_count"])
+    table["gpu_uuid"] = gpu.get("uuid")   # where it ran: the pages say so if not on the study's GPU
     table.to_csv(snakemake.output[0], index=False)
     print(sanitize.verdict(table).iloc[0], file=log)
 
