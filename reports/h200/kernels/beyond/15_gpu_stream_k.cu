@@ -12,7 +12,7 @@
 // What changes from step 14: which block computes what. Steps 9 to 14 give
 // each block one BM x BN tile: 1537 x 3001 is 13 x 24 = 312 tiles for the
 // H100's 264 resident blocks (132 SMs x 2), so a second wave of 48 tiles
-// runs on a GPU that is 82% idle, and the time is that of two tiles for 1.18
+// runs with 216 of the 264 slots idle: the time of two tiles for 1.18
 // tiles of work per slot (4096 x 4096: 1024 tiles, 3.88 waves, rounded up to
 // 4). Here the grid is the resident blocks (registry: grid [sms * 2, 1]),
 // and the W blocks number themselves 0 ... W-1 in the order they start.

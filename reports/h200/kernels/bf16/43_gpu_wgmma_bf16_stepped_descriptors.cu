@@ -10,19 +10,18 @@
 // registers.
 //
 // The problem: each slice a consumer warp issues 4 HGMMA, each with two
-// 64-bit descriptors. Up to step 42 wgmma_bf16.cuh builds all eight from
+// 64-bit descriptors. Up to step 42 the BF16 mainloop builds all eight from
 // shared-memory addresses: the stage's, plus `rows * 128`, where `rows`
 // comes from threadIdx and so is, to the compiler, a different value in
 // each thread. It builds them in the vector registers and moves each one
 // to the uniform registers (`R2UR`) that HGMMA reads, with NOPs between.
-// Step 42's main loop is 104 SASS instructions a slice for its 4 HGMMA
-// (hardware.csv's loop_instructions): 8 consumer warps x 104 is most of
-// the some 980 instructions a block issues a slice, where cuBLAS BF16's
-// kernel issues about half of our instructions in all (Nsight Compute,
-// 17.6 against 32.2 million at 4096; notes/bf16.md).
+// Step 42's main loop is over a hundred SASS instructions a slice for its 4
+// HGMMA (hardware.csv's loop_instructions): 8 consumer warps of those are
+// most of what a block issues a slice, where cuBLAS BF16's kernel issues
+// about half of our instructions in all (Nsight Compute at 4096).
 //
-// What changes: STEPPED_DESCRIPTORS = 1 (the registry's defines; the code
-// is wgmma_bf16.cuh's Consumer::descriptors, issue, slot and parity).
+// What changes: the mainloop's SteppedDescriptors (the code is
+// mainloop_bf16.cuh's Consumer::descriptors, issue, slot and parity).
 // - Once a tile, each consumer warp builds two descriptors: its rows of A
 //   and B's slice in stage 0, from the warpgroup number of lane 0
 //   (shuffled, so the compiler knows the warp shares it). A slice's eight
@@ -35,40 +34,31 @@
 //   as an int, % and / by STAGES also round negative values toward zero.
 // The addresses, and so the result, are the same as step 42's.
 //
-// Counter that shows it: the main loop's SASS, a consumer warp's slice,
-// 104 -> 45 instructions for its 4 HGMMA (instructions_per_hgmma 26 ->
-// 11.25). Nsight Compute at 4096 (one launch each, H100
-// GPU-ab47d3dc): 32.2 -> 16.6 million instructions executed, fewer than
-// cuBLAS BF16's 17.6; the issue slots' busy share 21.7 -> 11.3%
-// (issue_active_pct; cuBLAS 11.9%); the tensor pipe 89.4 -> 89.7%.
-// In alternating rounds against cuBLAS BF16 on that GPU (devbench, three
-// rounds, notes/stepped_descriptors/): 97.4-98.4% at 4096 against step
-// 42's 96.8-98.0%, 101.6-101.7% at 8192 against 100.9-101.0%, 95.3-95.8%
-// at 2048 against 94.5-95.4%. In five runs of such rounds on that GPU,
-// as the change took its form, it was above step 42 in every round, by
-// 0.3 to 1.9 points at 4096 (the descriptors stepped but built each
-// slice, 75 instructions: 97.9-99.3% against 97.3-98.0%). Fitted over K
-// at M = N = 4096 (devbench --fit-k, GPU-08e32bcf), its main loop takes
-// 39.84 us per 1024 k a launch, step 42's 40.31, cuBLAS BF16's 39.80: the
-// gap left at 4096 is outside the main loop (the rest of a launch 21.72
-// us against cuBLAS's 20.62).
+// Counter that shows it: the main loop's SASS, a consumer warp's slice, less
+// than half the instructions for its 4 HGMMA (loop_instructions); in Nsight
+// Compute at 4096, the instructions executed about halved and the issue
+// slots' busy share (issue_active_pct) with them, to cuBLAS BF16's level;
+// the tensor pipe's share about the same. Fitted over K (devbench --fit-k),
+// the main loop's time a launch comes within the noise of cuBLAS BF16's, so
+// that what gap is left lies outside the main loop. The step's page gives
+// the measured values.
 //
 // Ragged sizes: as step 42, and its result bit for bit (the same wgmma on
 // the same shared memory in the same order).
 //
-// Parameters: step 42's, and STEPPED_DESCRIPTORS = 1. Needs sm_90a.
+// Parameters: step 42's. Needs sm_90a.
 
-#include "../common/persistent_bf16.cuh"   // step 38's kernel; wgmma_bf16.cuh reads STEPPED_DESCRIPTORS
-#include "../common/pad_copy.cuh"          // step 35's copies where rows are off 16 bytes
+#include "../sm90/mainloop_bf16.cuh"
+#include "../sm90/gemm.cuh"
+#include "../common/pad_copy.cuh"   // pad_copy: the operands onto 16 bytes (align_rows in the registry)
 
-#if GROUP < 2 || B_BLOCKS < 2 || PRODUCER_WARPS != 1 || STEPPED_DESCRIPTORS != 1
-#error "GROUP (>= 2), B_BLOCKS (>= 2), PRODUCER_WARPS (1), STEPPED_DESCRIPTORS (1) come from kernels/registry.yaml"
-#endif
+using Mainloop = Bf16Mainloop<true, false, B_BLOCKS>;
+using Scheduler = QueuedTiles<GROUP, true>;
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
+extern "C" __global__ void __launch_bounds__(Mainloop::THREADS, 1)
 gpu_wgmma_bf16_stepped_descriptors(int M, int N, int K, const bf16* __restrict__ A, const bf16* __restrict__ B,
                                    float* __restrict__ C, const __grid_constant__ CUtensorMap map_a,
                                    const __grid_constant__ CUtensorMap map_b, const __grid_constant__ CUtensorMap map_c)
 {
-    multiply_tiles<QueuedTiles, false>(M, N, K, A, B, C, &map_a, &map_b, &map_c);
+    gemm<Mainloop, Scheduler, BufferStore, 1>(M, N, K, A, B, C, &map_a, &map_b, &map_c);
 }

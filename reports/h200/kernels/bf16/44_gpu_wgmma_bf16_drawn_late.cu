@@ -7,7 +7,7 @@
 // persistent kernels, whose blocks query the scheduler for the next tile as
 // they finish one (docs: grouped_scheduler.md).
 //
-// The problem: step 27's queue (tiles.cuh, QueuedTiles) hands out tiles
+// The problem: step 31's queue (scheduler.cuh, QueuedTiles) hands out tiles
 // in the order the blocks draw tickets from a counter in global memory.
 // Up to step 43 the drawer, thread 0 of the producer, draws the ticket for
 // a block's next tile as the block starts a tile, meaning to hide the
@@ -15,17 +15,17 @@
 // - ptxas makes the atomicAdd a warp-aggregated one, whose result a SHFL
 //   waits for at once, and thread 0 makes every copy of the producer
 //   (step 42). So each tile's first copy waited for the atomic: at 2048,
-//   one tile a block, the queued steps take 0.8 us more than step 36's
-//   fixed share at every K (devbench, M = N = 2048, K = 64 to 2048).
+//   one tile a block, the queued steps took longer than step 38's fixed
+//   share at every K (devbench, M = N = 2048, K = 64 to 2048).
 // - The tickets' order is the order in which blocks started their tiles.
 //   Which multiprocessor computes which tile is what the queue decides, and
-//   it matters: at 4096 on one H100 the fixed share by block number took
-//   184.8 us, the queue 181.6, and shares by the multiprocessor's number
-//   (%smid) 191 to 207 (the same DRAM bytes in each, Nsight Compute;
-//   notes/late_draw/).
+//   it matters: at 4096 the queue beat the fixed share by block number, and
+//   shares by the multiprocessor's number (%smid) were slower than both,
+//   with the same DRAM bytes in each (Nsight Compute;
+//   lab-notebook:notes/late_draw/).
 //
-// What changes: DRAW_LATE = 1 (the registry's defines; the code is
-// tiles.cuh's QueuedTiles::next). The drawer draws a ticket where it
+// What changes: the scheduler's Draw::when_needed (the code is
+// scheduler.cuh's QueuedTiles::next). The drawer draws a ticket where it
 // publishes the tile, as the producer has issued the last copy of the tile
 // before: the atomic's wait is then behind the ring's four stages of loads
 // that the consumers have still to multiply, and the tickets come in the
@@ -33,32 +33,26 @@
 // tile as before; the tiles, and so the result, are the same as step 43's.
 //
 // Counter that shows it: Nsight Compute's tensor-pipe idle cycles per tile
-// (hardware.csv; one launch at 4096, the H100 study of commit 4f994d6,
-// GPU-23df0f31): 7,201 against step 43's 7,379, the tensor pipe 90.10%
-// busy against 89.88% (cuBLAS BF16 90.42%), the SM balance 0.959 against
-// 0.958. In alternating rounds against step 43 and cuBLAS BF16 (devbench,
-// four placements, every result verified; H100s, four rounds
-// each, notes/late_draw/runs/), % of cuBLAS BF16 at 4096: 99.7-100.4,
-// 99.3-100.1 and 99.6-99.9 on three H100s, against step 43's 98.8-99.2,
-// 98.0-98.8 and 98.9-99.3; at 2048 96.0-98.2 against 93.7-96.0; at 8192
-// within 0.3 of step 43 (102.0-102.7). In that study: 98.8% at 4096
-// (step 43 98.4%), 101.5% at 8192 (101.2%), 96.1% at 2048 (94.0%).
+// (hardware.csv), fewer, with the tensor pipe's busy share a little higher;
+// not the SM balance, which stays. Its time gains most where a block has one
+// tile or two (2048); at 8192 it is within the noise of the step before. The
+// step's page gives the measured values.
 //
 // Ragged sizes: as step 43.
 //
-// Parameters: step 43's, and DRAW_LATE = 1. Needs sm_90a.
+// Parameters: step 43's. Needs sm_90a.
 
-#include "../common/persistent_bf16.cuh"   // step 38's kernel; tiles.cuh reads DRAW_LATE
-#include "../common/pad_copy.cuh"          // step 35's copies where rows are off 16 bytes
+#include "../sm90/mainloop_bf16.cuh"
+#include "../sm90/gemm.cuh"
+#include "../common/pad_copy.cuh"   // pad_copy: the operands onto 16 bytes (align_rows in the registry)
 
-#if GROUP < 2 || B_BLOCKS < 2 || PRODUCER_WARPS != 1 || STEPPED_DESCRIPTORS != 1 || DRAW_LATE != 1
-#error "GROUP (>= 2), B_BLOCKS (>= 2), PRODUCER_WARPS (1), STEPPED_DESCRIPTORS (1), DRAW_LATE (1) come from kernels/registry.yaml"
-#endif
+using Mainloop = Bf16Mainloop<true, false, B_BLOCKS>;
+using Scheduler = QueuedTiles<GROUP, true, Draw::when_needed>;
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
+extern "C" __global__ void __launch_bounds__(Mainloop::THREADS, 1)
 gpu_wgmma_bf16_drawn_late(int M, int N, int K, const bf16* __restrict__ A, const bf16* __restrict__ B,
                           float* __restrict__ C, const __grid_constant__ CUtensorMap map_a,
                           const __grid_constant__ CUtensorMap map_b, const __grid_constant__ CUtensorMap map_c)
 {
-    multiply_tiles<QueuedTiles, false>(M, N, K, A, B, C, &map_a, &map_b, &map_c);
+    gemm<Mainloop, Scheduler, BufferStore, 1>(M, N, K, A, B, C, &map_a, &map_b, &map_c);
 }

@@ -4,9 +4,9 @@
 // shared memory by the SM's asynchronous copies, into one of two buffers,
 // while the other is multiplied.
 //
-// Step 28's header says what changes from step 17 and why. The pieces:
+// gpu_async_tile's header says what changes from the step before and why. The pieces:
 // - AsyncTiles: the two buffers. A is stored transposed (a[k][i]), so that
-//   the math reads both operands along k with LDS.128, as in steps 12-17; its
+//   the math reads both operands along k with LDS.128, as pipeline.cuh's does; its
 //   rows are padded by 4 floats, so that the 32 four-byte copies of a warp
 //   (8 k by 4 rows of A) land in 32 different banks.
 // - Copies: a thread's share of a slice, 4-byte cp.async each. Which of its
@@ -19,17 +19,17 @@
 //   and every later slice is whole, so the loop tests no k.
 //
 // - How a thread addresses its copies, two defines from the registry (0 or
-//   1), both 1 being the reference kernel's way (step 28):
+//   1), both 1 being the reference kernel's way (gpu_async_tile):
 //   XOR_BUFFERS: the buffers a power of two apart, each thread's next
 //   buffer found by flipping one bit of its addresses (not by buf * size);
 //   LEAN_COPIES (needs XOR_BUFFERS): each copy's offset kept in a register,
 //   B's copies two columns 128 apart on four k-rows, and after the last
 //   slice the copies still made, of zero bytes, so that no predicate in the
-//   loop changes with the slice. Step 29 takes XOR_BUFFERS alone: with
+//   loop changes with the slice. gpu_async_stream_k takes XOR_BUFFERS alone: with
 //   LEAN_COPIES too, ptxas spills 148 bytes in its kernel.
 //   The define is the default of a template parameter (`lean` of Copies,
 //   multiply_slice and multiply_slices), so that one file can hold kernels
-//   of both ways: step 30's.
+//   of both ways: gpu_async_by_shape's.
 //
 // Parameters (-D defines from kernels/registry.yaml): as pipeline.cuh's, XOR_BUFFERS and LEAN_COPIES.
 
@@ -252,11 +252,11 @@ struct Copies<false> : CopyPointers {
 // copied into the other buffer meanwhile (a share of its copies at each k of the first half; after the last slice,
 // `more` false, none, or of zero bytes with LEAN_COPIES). At its end, once every thread's copies have landed (the
 // barrier), the next slice's first fragments are loaded. The last slice runs the same code, its copies predicated
-// off (or empty) and its last loads unused. Two other shapes of this loop were slower on the H100
-// (notes/beyond_the_seeds.md): a branch around the barrier kept ptxas from moving the last k's FMAs over the next
-// slice's first loads (87% of cuBLAS SGEMM at 4096); the last slice peeled off the loop made ptxas take 254
+// off (or empty) and its last loads unused. Two other shapes of this loop were slower
+// (lab-notebook:notes/beyond_the_seeds.md): a branch around the barrier kept ptxas from moving the last k's FMAs over the next
+// slice's first loads; the last slice peeled off the loop made ptxas take 254
 // registers and put 176 of the loop's 1,024 FFMAs on a register-bank conflict (two sources read from one bank of
-// the register file), against 102 this way (about 1 point).
+// the register file), against 102 this way.
 template <FmaOrder order, bool lean>
 __device__ __forceinline__ void multiply_slice(float (&acc)[TM][TN], float (&a)[2][TM], float (&b)[2][TN],
                                                AsyncTiles& s, int buf, Copies<lean>& copies, int N, const Place& p,
@@ -286,8 +286,8 @@ __device__ __forceinline__ void multiply_slice(float (&acc)[TM][TN], float (&a)[
     load_fragments(a[0], b[0], s, 1 - buf, 0, p);
 }
 
-// acc += the block tile's product over its K-slices [from, to) (all of them for step 28; Stream-K's ranges,
-// step 29), its copies made the `lean` way or not (LEAN_COPIES, above). Slice 0 is the ragged one, k < first;
+// acc += the block tile's product over its K-slices [from, to) (all of them for a tile a block; Stream-K's
+// ranges), its copies made the `lean` way or not (LEAN_COPIES, above). Slice 0 is the ragged one, k < first;
 // slice t > 0 covers k = first + (t - 1) * BK, ... BK of them.
 // One barrier per slice: after it, every copy into the buffer just filled has landed (each thread waited for
 // its own), and every read of the other buffer is done; and one on entry, as pipeline.cuh's: a previous

@@ -1,5 +1,5 @@
-// The 16-byte load of steps 10 and later, with its fallback (included by
-// their .cu files; a change here rebuilds them all).
+// The 16-byte load of the SIMT steps from gpu_vectorized on, with its fallback
+// (included by their .cu files; a change here rebuilds them all).
 //
 // Four consecutive elements of a row-major matrix with `cols` columns from
 // (row, col), col a multiple of 4, and 0 past its edges. A float4 load needs

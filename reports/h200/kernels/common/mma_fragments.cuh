@@ -1,5 +1,5 @@
-// The C fragments of mma.sync's m16n8 tiles, stored: what steps 18 (TF32) and
-// 32 (BF16) share, the accumulator layout being the same for both.
+// The C fragments of mma.sync's m16n8 tiles, stored: what the mma.sync steps
+// of both tensor-core chapters share, the accumulator layout being the same for both.
 //
 // PTX ISA, "Matrix fragments for mma.m16n8k8" and "... m16n8k16" (FP32 C):
 // lane (g, t) = (lane / 4, lane % 4) holds c0, c1 at row g, columns 2t and

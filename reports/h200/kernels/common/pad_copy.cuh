@@ -1,4 +1,4 @@
-// pad_copy (step 24 and later, step 35 and later: `align_rows: pad_copy` in kernels/registry.yaml): a matrix
+// pad_copy (the steps with `align_rows: pad_copy` in kernels/registry.yaml): a matrix
 // copied into workspace whose rows start on 16 bytes, zeros in the rows and columns added, or the workspace's
 // result copied back (matmulstudy/gpu/launch.py's Padding launches it, launch.cu alike). pad_copy moves 4-byte
 // elements (FP32 operands, and every C); pad_copy_16, its twin of the same name with _16, moves the 2-byte

@@ -1,13 +1,13 @@
-// The pipelined main loop of steps 13 to 17 (included by their .cu files,
-// 15 to 17 through stream_k.cuh; a change here rebuilds them all): the
-// block's tile, BM x BN, multiplied over a range of K-slices, with both
-// buffers of step 12 (shared memory, the next slice prefetched into
-// registers) and a third, the fragments.
+// The pipelined main loop of the SIMT steps from gpu_fragment_pipeline on
+// (included by their .cu files, the Stream-K ones through stream_k.cuh; a
+// change here rebuilds them all): the block's tile, BM x BN, multiplied over
+// a range of K-slices, with both buffers of double buffering (shared memory,
+// the next slice prefetched into registers) and a third, the fragments.
 //
-// Step 13 introduced it (its header says what changes from step 12); step
-// 14 changes only the order of the FMAs (FmaOrder); step 15 calls it for
-// ranges of slices that need not start at 0 or end at K; steps 16 and 17
-// change its defines (BK) and the sharing out of the tiles.
+// gpu_fragment_pipeline introduced it (its header says what changes);
+// gpu_operand_reuse changes only the order of the FMAs (FmaOrder);
+// gpu_stream_k calls it for ranges of slices that need not start at 0 or end
+// at K; the steps after change its defines (BK) and the sharing out of the tiles.
 //
 // Parameters (-D defines from kernels/registry.yaml): BM, BN, BK (block
 // tile), WM, WN (warp tile), TM, TN (thread tile, multiples of 4: pieces of
@@ -53,7 +53,7 @@ struct Place {
 };
 
 // Shared -> registers: a thread's fragments of row k of a slice, TM values
-// of A and TN of B, as LDS.128 (from Tiles, or step 28's AsyncTiles).
+// of A and TN of B, as LDS.128 (from Tiles, or async_slices.cuh's AsyncTiles).
 template <class Buffers>
 __device__ __forceinline__ void load_fragments(float (&a)[TM], float (&b)[TN], const Buffers& s, int buf, int k,
                                                const Place& p)
@@ -68,7 +68,7 @@ __device__ __forceinline__ void load_fragments(float (&a)[TM], float (&b)[TN], c
 
 // The order of a k's TM x TN FMAs. Every order gives the same sums (each
 // accumulator still adds its k in order); only which registers consecutive
-// FFMAs read differs (step 14).
+// FFMAs read differs (gpu_operand_reuse).
 enum class FmaOrder { rows, serpentine };
 
 template <FmaOrder order>
@@ -137,12 +137,12 @@ __device__ __forceinline__ void multiply_slices(float (&acc)[TM][TN], Tiles& s, 
 }
 
 // C = acc on the block's tile, inside the matrix; with `add`, C += acc
-// (C read from L2: another block wrote it, step 15). The reads of a row of
+// (C read from L2: another block wrote it, Stream-K). The reads of a row of
 // the thread's tile are all issued before its writes: one L2 round trip a
 // row, not one an element (ptxas keeps a read after an earlier write to C
 // in order, not knowing that they never overlap).
 //
-// With `vector` (step 31), where C's rows start on 16 bytes (N a multiple
+// With `vector` (gpu_async_epilogue), where C's rows start on 16 bytes (N a multiple
 // of 4, C itself on 16 bytes), each of the thread's groups of 4 neighbouring
 // columns is one 16-byte access (STG.128, LDG.128: a quarter of the
 // instructions), and a tile added into C reads 4 rows before it writes

@@ -1,12 +1,12 @@
 // One K-slice of A and B on its way from global to shared memory, through
-// registers (steps 12 and later; a change here rebuilds them all).
+// registers (the SIMT steps from double buffering on; a change here rebuilds them).
 //
 // A thread loads its float4s of slice k0 (quad e of A: row e / (BK/4) of the
 // block's rows; of B: row e / (BN/4) of the slice) into registers with
 // load(), and writes them to shared memory with store(): A transposed
 // (As[k][i]), so that the math reads both operands along k with LDS.128, B
 // as it is. Splitting the two is what lets a step put arithmetic between
-// them (double buffering, step 12): the loads are in flight meanwhile.
+// them (double buffering): the loads are in flight meanwhile.
 
 #pragma once
 

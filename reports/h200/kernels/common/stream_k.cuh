@@ -1,9 +1,10 @@
-// Stream-K's machinery (steps 15 to 17 and 29 to 31; a change here rebuilds
+// Stream-K's machinery (the SIMT Stream-K steps; a change here rebuilds
 // them): the blocks' ticket numbers, the walk over a block's range of
 // K-slices with the fix-up of the tiles it cuts, and the ways of sharing out
-// the slices: step 15's, and the hybrids of steps 17 and 29 (whole_tiles).
-// Step 15's header explains them; step 17's says why a hybrid; step 29's why
-// its whole tiles are blocks of their own, after the shared slices.
+// the slices: plain Stream-K's, and the paper's two hybrids (whole_tiles).
+// gpu_stream_k's header explains them; gpu_hybrid_stream_k's says why a
+// hybrid; gpu_async_stream_k's why its whole tiles are blocks of their own,
+// after the shared slices.
 //
 // Launches that share no state. The blocks of a launch meet through two
 // places in global memory: the ticket that numbers them, and progress[], how
@@ -25,8 +26,8 @@
 // illegal instruction was encountered", which the study records as the
 // variant's failed run. From this header, that error means one of the two: a
 // block numbered past the blocks that take tickets, or a wait of 10 s. (A
-// printf saying which costs the main loops registers: ptxas spilled in steps
-// 16 and 17.)
+// printf saying which costs the main loops registers: ptxas spilled in the
+// kernels gpu_deep_slices and gpu_hybrid_stream_k.)
 //
 // The pieces of a cut tile are added in a fixed order, so a result is the same
 // bit for bit on every run on one GPU model; on a GPU with another number of
@@ -48,11 +49,11 @@ __device__ __forceinline__ unsigned long long marked(unsigned launch, unsigned v
 }
 
 // The launch's end (see above), out of line: with the __trap() inlined into take_ticket, ptxas spilled 192
-// bytes in step 17's main loop, which ran 18% slower at 4096 (measured on the H100).
+// bytes in gpu_hybrid_stream_k's main loop, which then ran measurably slower.
 __device__ __noinline__ void stop() { __trap(); }
 
 // This block's number, 0 ... W-1, among the W blocks of the launch that take
-// one (all of them, but for step 29's), in the order they start: a block
+// one (all of them, but for gpu_async_stream_k's), in the order they start: a block
 // only ever waits for one numbered before it, which is running already.
 __device__ __forceinline__ void take_ticket(int& number, unsigned launch, long long W)
 {
@@ -70,7 +71,7 @@ __device__ __forceinline__ void take_ticket(int& number, unsigned launch, long l
     __syncthreads();
 }
 
-// The same for every block of the grid (steps 15 to 17); returns the grid's size, W.
+// The same for every block of the grid (the pipelined Stream-K steps); returns the grid's size, W.
 __device__ __forceinline__ long long take_ticket(int& number, unsigned launch)
 {
     const long long W = (long long)gridDim.x * gridDim.y;
@@ -110,8 +111,9 @@ __device__ __forceinline__ Place tile_place(long long tile, int tiles_n)
 // progress on. A block owns slice 0 of at most one cut tile a launch (any
 // later tile that starts in its range ends in it too: it goes whole), so its
 // place in progress[] serves one tile a launch.
-// `vector`: the epilogue's 16-byte accesses where C's rows allow them (step 31; pipeline.cuh's store_tile).
-template <class Buffers, bool vector = false>   // pipeline.cuh's Tiles (steps 15 to 17) or async_slices.cuh's AsyncTiles (step 29)
+// `vector`: the epilogue's 16-byte accesses where C's rows allow them (pipeline.cuh's store_tile).
+// Buffers: pipeline.cuh's Tiles, or async_slices.cuh's AsyncTiles.
+template <class Buffers, bool vector = false>
 __device__ __forceinline__ void multiply_range(Buffers& s, const float* __restrict__ A, const float* __restrict__ B,
                                                float* __restrict__ C, int M, int N, int K, long long tile0,
                                                long long first, long long end, long long S, long long W,
@@ -147,7 +149,7 @@ __device__ __forceinline__ void multiply_range(Buffers& s, const float* __restri
     }
 }
 
-// Step 15's decomposition, for block `number` of W: slices [w * S / W, (w + 1) * S / W) of all S, in tile
+// Plain Stream-K's decomposition, for block `number` of W: slices [w * S / W, (w + 1) * S / W) of all S, in tile
 // order; but tiles that fit in one wave at least 7/8 full go whole, tile w to block w (cutting every tile
 // in pieces would cost more than the idle eighth). When the tiles fill whole waves, the ranges are whole
 // tiles anyway.
@@ -165,22 +167,22 @@ __device__ __forceinline__ void stream_k(Buffers& s, const float* __restrict__ A
 
 // How many tiles go whole, wave by wave, before the rest is shared out as slices (Stream-K's hybrids, for
 // `tiles` tiles on W blocks). Tiles that fill whole waves all go whole, and so does one wave at least 7/8
-// full (step 15's rule: cutting every tile in pieces would cost more than the idle eighth). Otherwise the
-// paper's two hybrids: "two-tile Stream-K + data-parallel" (step 17's) shares out the last full wave with
-// the partial one, so each block gets one to two tiles' slices; "data-parallel + one-tile Stream-K" shares
-// out the partial wave alone, each block less than a tile's. Step 29 takes the second where the partial
-// wave is at least half full: a tile is then cut in at most three pieces, whose hand-over through C is
-// short (cut in more, at 1537 x 3001 x 997 on the H100 it was 25% slower).
+// full (gpu_stream_k's rule: cutting every tile in pieces would cost more than the idle eighth). Otherwise
+// the paper's two hybrids: "two-tile Stream-K + data-parallel" (gpu_hybrid_stream_k's) shares out the last
+// full wave with the partial one, so each block gets one to two tiles' slices; "data-parallel + one-tile
+// Stream-K" shares out the partial wave alone, each block less than a tile's. gpu_async_stream_k takes the
+// second where the partial wave is at least half full: a tile is then cut in at most three pieces, whose
+// hand-over through C is short (cut in more, it was slower at 1537 x 3001 x 997).
 __device__ __forceinline__ long long whole_tiles(long long tiles, long long W, bool one_tile)
 {
     const long long waves = tiles / W, rest = tiles % W;
     return rest == 0 ? tiles                                           // whole waves only
-         : waves == 0 ? (rest * 8 >= W * 7 ? tiles : 0)               // one wave: step 15's 7/8 rule
+         : waves == 0 ? (rest * 8 >= W * 7 ? tiles : 0)               // one wave: the 7/8 rule
          : one_tile && rest * 2 >= W ? waves * W                      // the partial wave alone
          : (waves - 1) * W;                                           // the last full wave and the partial one
 }
 
-// Step 17's decomposition (the paper's two-tile Stream-K + data-parallel hybrid), for block `number` of W:
+// The two-tile hybrid's decomposition (the paper's two-tile Stream-K + data-parallel hybrid), for block `number` of W:
 // whole tiles wave by wave in row-major order, tile i * W + w to block w, while at least two waves remain;
 // the last full wave and the partial one (W + tiles % W tiles) shared out as slices (whole_tiles).
 template <class Buffers>
@@ -192,7 +194,7 @@ __device__ __forceinline__ void hybrid_stream_k(Buffers& s, const float* __restr
     const long long whole = whole_tiles(tiles, W, false);
     const long long S = (tiles - whole) * per_tile;                           // the rest, shared out as slices
     for (long long tile = number;; tile += W) {   // whole tiles wave by wave, in row-major order; then the rest
-        const bool shared = tile >= whole;         // (one call site: ptxas then fits step 17 in 128 registers)
+        const bool shared = tile >= whole;         // (one call site: ptxas then fits it in 128 registers)
         multiply_range(s, A, B, C, M, N, K, shared ? whole : tile, shared ? number * S / W : 0,
                        shared ? (number + 1) * S / W : per_tile, shared ? S : per_tile, shared ? W : 1, launch);
         if (shared)

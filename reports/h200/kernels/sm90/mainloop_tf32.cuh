@@ -1,0 +1,230 @@
+// The TF32 mainloop, the second of the three roles (gemm.cuh): the stage
+// layout of the ring, and what a consumer warpgroup does with a stage (the
+// producer's side is producer.cuh, for every precision).
+//
+// A stage is one K-slice of BK = 32 (a 128-byte swizzle row of FP32 values)
+// of the block's BM x BN tile: A's BM x BK box, the wgmma's shared-memory
+// operand, and BN / 32 boxes of B, BK x 32 each, which the consumers read
+// into registers as B^T's fragments. So each consumer warpgroup computes the
+// transposed product of 64 columns of the tile by its 256 rows: wgmma
+// m64n256k8, D = B^T A^T, with B^T's 64 x 8 fragment in registers and A^T,
+// 8 x 256, read by the tensor cores from A's K-major box.
+//
+// Its switches, template parameters a step's file names:
+// - Order: how a consumer orders a slice's loads, wgmma and waits (Overlap);
+// - RoundFragments: B^T's fragments rounded to TF32 by cvt.rna, or as they are
+//   (the tensor cores then keep each one's top 19 bits, as they do with the
+//   operand they read from shared memory);
+// - OwnLoads: the producer loads a slice by itself where rows are off 16 bytes
+//   (false: the host copies such operands onto 16 bytes first, align_rows);
+// - BBlocks: B's boxes one copy brings (producer.cuh).
+
+#pragma once
+
+#include "ring.cuh"
+
+#if !defined(BM) || !defined(BN) || !defined(BK)
+#error "BM, BN and BK come from kernels/registry.yaml as -D defines"
+#endif
+
+// How a consumer warpgroup orders a slice's loads, wgmma and waits (Consumer::multiply).
+//   none: read the slice's fragments, issue its group, wait for it. The warpgroup's own loads never overlap its
+//     wgmma, and its tensor work drains before every slice; only the other consumer's queued wgmma cover the gap.
+//   next_slice: issue slice s, wait until only it is running (slice s - 1 done), give s - 1's stage back, and
+//     read slice s + 1's fragments into the registers s - 1 read, while s runs.
+enum class Overlap { none, next_slice };
+
+template <Overlap Order, bool RoundFragments, bool OwnLoads, int BBlocks = 1>
+struct Tf32Mainloop {
+    using Element = float;
+    static constexpr int CONSUMERS = BN / 64, THREADS = 128 * (1 + CONSUMERS);
+    static constexpr int BOX_COLUMNS = 32, BOXES_A_COPY = BBlocks;   // a box of B: 32 FP32 columns (128 bytes)
+    static constexpr int A_BYTES = BM * BK * 4, B_BOX_BYTES = BK * 32 * 4;
+    static constexpr int STAGE_BYTES = A_BYTES + (BN / 32) * B_BOX_BYTES;
+    static constexpr bool OWN_LOADS = OwnLoads;
+    // setmaxnreg moves registers between the warpgroups within what the block was launched with (the kernel's
+    // cap, 65,536 / THREADS rounded down to 8, times THREADS): the producer's loops fit in 72 (its own loads
+    // spill in fewer), and the consumers take the rest.
+    static constexpr int PRODUCER_REGISTERS = 72, CONSUMER_REGISTERS = 216;
+    static_assert(128 * PRODUCER_REGISTERS + 128 * CONSUMERS * CONSUMER_REGISTERS <=
+                      65536 / THREADS / 8 * 8 * THREADS,
+                  "the warpgroups' registers after setmaxnreg must fit in the block's");
+    static_assert(BLOCK_DIM_X == THREADS && BLOCK_DIM_Y == 1,
+                  "kernels/registry.yaml's block must be THREADS x 1: a producer and CONSUMERS consumer warpgroups");
+    static_assert(BM == 256 && BK == 32, "wgmma m64n256k8 over a 128-byte swizzle row of A: BM = 256, BK = 32");
+    static_assert(BN % 64 == 0 && CONSUMERS >= 1 && CONSUMERS <= 2, "BN: 64 columns a consumer warpgroup, 1 or 2");
+
+    // Byte offsets inside a stage, as the copy engine writes them (128-byte swizzle, hopper.cuh).
+    __device__ __forceinline__ static int a_offset(int m, int k)   // A(row0 + m, k0 + k): one box, rows of 32 k
+    {
+        return m * 128 + (((k / 4) ^ (m % 8)) << 4) + (k % 4) * 4;
+    }
+
+    __device__ __forceinline__ static int b_offset(int k, int n)   // B(k0 + k, col0 + n): boxes of 32 columns
+    {
+        return A_BYTES + (n / 32) * B_BOX_BYTES + k * 128 + ((((n % 32) / 4) ^ (k % 8)) << 4) + (n % 4) * 4;
+    }
+
+    // The copy engine can read A and B where their rows start on 16 bytes (matmulstudy/gpu/tma.py passes tensor
+    // maps on the same rule, and zeros elsewhere).
+    __device__ __forceinline__ static bool maps_usable(int N, int K, const float* A, const float* B)
+    {
+        return K % 4 == 0 && N % 4 == 0 && reinterpret_cast<uintptr_t>(A) % 16 == 0 &&
+               reinterpret_cast<uintptr_t>(B) % 16 == 0;
+    }
+
+    // A consumer warpgroup's lane: which of the tile's columns its fragment rows g and g + 8 are, and the tile's
+    // 64 x 256 transposed product it accumulates: d[4i + h] is C(row0 + 8i + 2t + h % 2, col0 + n_lo or n_hi).
+    // The columns are spread so that a warp's fragment loads from B's swizzled boxes meet no bank twice.
+    struct Consumer {
+        int n_lo, n_hi, t, lane, first;   // first: the warpgroup's first column of the tile
+
+        __device__ Consumer(int warpgroup, int tid)
+        {
+            const int warp = tid / 32, g = tid % 32 / 4;
+            lane = tid % 32;
+            t = lane % 4;
+            first = 64 * (warpgroup - 1);
+            n_lo = first + 32 * (warp / 2) + 8 * (warp % 2) + g % 4 + 16 * (g / 4);
+            n_hi = n_lo + 4;
+        }
+
+        __device__ __forceinline__ static unsigned fragment(float x)
+        {
+            if (!RoundFragments)
+                return __float_as_uint(x);
+            unsigned r;
+            asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+            return r;
+        }
+
+        // B^T's fragments of slice number `count` of the ring, once its stage is full.
+        __device__ __forceinline__ void fetch(const Ring<Tf32Mainloop>& ring, int count,
+                                              unsigned (&a)[BK / 8][4]) const
+        {
+            const unsigned char* tile = ring.stage(count);
+            mbarrier_wait(&ring.full[count % STAGES], (count / STAGES) % 2);
+#pragma unroll
+            for (int kk = 0; kk < BK / 8; ++kk) {
+                const int k = 8 * kk + t;
+                a[kk][0] = fragment(*reinterpret_cast<const float*>(tile + b_offset(k, n_lo)));
+                a[kk][1] = fragment(*reinterpret_cast<const float*>(tile + b_offset(k, n_hi)));
+                a[kk][2] = fragment(*reinterpret_cast<const float*>(tile + b_offset(k + 4, n_lo)));
+                a[kk][3] = fragment(*reinterpret_cast<const float*>(tile + b_offset(k + 4, n_hi)));
+            }
+        }
+
+        // A slice's four wgmma on the fragments `now`, committed as one group.
+        __device__ __forceinline__ void issue(const Ring<Tf32Mainloop>& ring, int count, float (&d)[128],
+                                              const unsigned (&now)[BK / 8][4]) const
+        {
+            const unsigned char* tile = ring.stage(count);
+            wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < BK / 8; ++kk)
+                wgmma_m64n256k8_tf32(d, now[kk], descriptor_sw128(tile + kk * 32));
+            wgmma_commit();
+        }
+
+        // Slice `count` is done with: its stage may be refilled. In a cluster, on every block's barrier, and only
+        // where a producer will wait for it: `end` is the ring's count after the block's last slice (a block of
+        // one tile: that tile's slices; a persistent block, whose cluster meets at its end, releases every one).
+        __device__ __forceinline__ void release(const Ring<Tf32Mainloop>& ring, int count, int end) const
+        {
+            if (lane != 0)
+                return;
+            if (CLUSTER == 1)
+                mbarrier_arrive(&ring.empty[count % STAGES]);
+            else if (count + STAGES < end)
+                for (unsigned r = 0; r < CLUSTER; ++r)
+                    mbarrier_arrive_cluster(&ring.empty[count % STAGES], r);
+        }
+
+        // Every K-slice of one tile, from slice number `count` of the ring on, in Order. With next_slice the
+        // fragment sets swap each slice; the loop is unrolled by two so that they keep compile-time names (an
+        // array indexed at run time would go to local memory).
+        __device__ __forceinline__ void multiply(const Ring<Tf32Mainloop>& ring, int& count, int K, int end,
+                                                 float (&d)[128]) const
+        {
+#pragma unroll
+            for (int i = 0; i < 128; ++i)
+                d[i] = 0.0f;
+            const int slices = (K + BK - 1) / BK;
+            unsigned even[BK / 8][4], odd[BK / 8][4];
+            if (Order == Overlap::none) {
+                for (int s = 0; s < slices; ++s, ++count) {
+                    fetch(ring, count, even);
+                    issue(ring, count, d, even);
+                    wgmma_wait<0>();
+                    release(ring, count, end);
+                }
+                return;
+            }
+            auto slice = [&](int s, const unsigned (&now)[BK / 8][4], unsigned (&next)[BK / 8][4]) {
+                issue(ring, count, d, now);
+                wgmma_wait<1>();
+                if (s > 0)
+                    release(ring, count - 1, end);
+                if (s + 1 < slices)
+                    fetch(ring, count + 1, next);
+                ++count;
+            };
+            fetch(ring, count, even);
+            for (int s = 0; s < slices; s += 2) {
+                slice(s, even, odd);
+                if (s + 1 < slices)
+                    slice(s + 1, odd, even);
+            }
+            wgmma_wait<0>();
+            release(ring, count - 1, end);
+        }
+
+        // --- what the epilogue (epilogue.cuh) asks of the accumulators ---
+
+        // Its 256 x 64 part of the tile at (row0, col0) into C, each value on its own; nothing outside C.
+        __device__ __forceinline__ void store(const float (&d)[128], float* __restrict__ C, int M, int N, int row0,
+                                              int col0) const
+        {
+#pragma unroll
+            for (int i = 0; i < BM / 8; ++i)
+#pragma unroll
+                for (int h = 0; h < 4; ++h) {
+                    const int r = row0 + 8 * i + 2 * t + h % 2, c = col0 + (h < 2 ? n_lo : n_hi);
+                    if (r < M && c < N)
+                        C[(size_t)r * N + c] = d[4 * i + h];
+                }
+        }
+
+        // Every value of its part at offset(m, n) from `out`, (m, n) its place in the tile.
+        template <class Offset>
+        __device__ __forceinline__ void write_tile(const float (&d)[128], unsigned char* out, Offset offset) const
+        {
+#pragma unroll
+            for (int i = 0; i < BM / 8; ++i)
+#pragma unroll
+                for (int h = 0; h < 4; ++h) {
+                    const int m = 8 * i + 2 * t + h % 2, n = h < 2 ? n_lo : n_hi;
+                    *reinterpret_cast<float*>(out + offset(m, n)) = d[4 * i + h];
+                }
+        }
+
+        // Its part in four quarters of 64 x 64 (a quarter of its 256 rows each): quarter q's place in the tile,
+        // and its values at offset(m, n) from `out`, (m, n) their place in the quarter.
+        static constexpr int QUARTERS = BM / 64;
+
+        __device__ __forceinline__ int2 quarter_origin(int q) const { return make_int2(64 * q, first); }
+
+        template <class Offset>
+        __device__ __forceinline__ void write_quarter(int q, const float (&d)[128], unsigned char* out,
+                                                      Offset offset) const
+        {
+#pragma unroll
+            for (int i = 0; i < 8; ++i)
+#pragma unroll
+                for (int h = 0; h < 4; ++h) {
+                    const int m = 8 * i + 2 * t + h % 2, n = (h < 2 ? n_lo : n_hi) - first;
+                    *reinterpret_cast<float*>(out + offset(m, n)) = d[4 * (8 * q + i) + h];
+                }
+        }
+    };
+};
