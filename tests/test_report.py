@@ -1,6 +1,7 @@
 """The report, rendered without a GPU from the committed results, as CI does; and the probe: a
 step added to the registry changes no committed study."""
 
+import json
 import os
 import re
 import shutil
@@ -272,7 +273,8 @@ def test_a_study_that_keeps_the_one_before_it_says_how_far_each_median_moved(tmp
     from matmulstudy.report.study_facts import harness_checks
     from matmulstudy.tools.compare import agreement
     folder = tmp_path / "h200"
-    shutil.copytree(ROOT / "reports" / "h200", folder, ignore=shutil.ignore_patterns("figures", "steps", "kernels"))
+    shutil.copytree(ROOT / "reports" / "h200", folder,
+                    ignore=shutil.ignore_patterns("figures", "steps", "kernels", "before", "before.csv"))
     shutil.copytree(folder / "repeat", folder / "before")
     pd.DataFrame({"git_commit": ["0123456789abcdef"]}).to_csv(folder / "before" / "measured_with.csv", index=False)
     summary = pd.read_csv(folder / "summary.csv")
@@ -284,7 +286,8 @@ def test_a_study_that_keeps_the_one_before_it_says_how_far_each_median_moved(tmp
     study = Study.load(folder)
     line = next(x for x in harness_checks(study) if x.startswith("- Against the study before it"))
     big = table[(table[["M", "N", "K"]].min(axis=1) >= 1024) & study.on_gpu(table)]
-    assert "commit `0123456789`" in line and "UUID `GPU-8a83537f" in line
+    before_uuid = json.loads((folder / "before" / "gpu.json").read_text())["uuid"]
+    assert "commit `0123456789`" in line and f"UUID `{before_uuid}`" in line
     inside = int(big["within_first_iqr"].sum())
     assert f"of {len(big)} GPU medians, {inside} inside that study's interquartile range" in line
     assert f"{int((big['difference'].abs() <= 0.01).sum())} within 1%" in line
