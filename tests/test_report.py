@@ -574,14 +574,16 @@ def test_every_step_of_a_committed_study_has_its_page_linked_in_order(label):
     page = (folder / "14_gpu_operand_reuse.md").read_text()
     assert "Where [`common/pipeline.cuh`](../kernels/common/pipeline.cuh) switches on `serpentine`" in page
     assert "order == FmaOrder::serpentine" in page
-    # a step whose change is how the host launches it says so (step 24's copies; from 38 on, B's box, the grid)
-    launched = {"24_gpu_wgmma_aligned.md": "`align_rows` (none) -> pad_copy",
-                "39_gpu_wgmma_bf16_whole_waves.md": "`grid` [sms, 1] -> [whole_waves, 1]",
-                "40_gpu_wgmma_one_copy.md": "B: [BK, 32], C: [64, 32]} -> {A: [BM//CLUSTER, BK], B: [BK, 32, B_BLOCKS]"}
-    for name, change in launched.items():
-        if (folder / name).exists():
-            assert "How the host launches it (the registry)" in (folder / name).read_text() and change in (
-                folder / name).read_text(), name
+    # a step whose change is how the host launches it says so (rows copied onto 16 bytes; B's box), and only that:
+    # the number it had before the renumbering and the technique's name are not how it is launched
+    launched = {"gpu_wgmma_aligned": "`align_rows` (none) -> pad_copy",
+                "gpu_wgmma_one_copy": "B: [BK, 32], C: [64, 32]} -> {A: [BM//CLUSTER, BK], B: [BK, 32, B_BLOCKS]"}
+    for vid, change in launched.items():
+        page = (folder / steps.page_name(study.registry[vid])).read_text()
+        assert "How the host launches it (the registry)" in page and change in page, vid
+    for v in order:
+        page = (folder / steps.page_name(v)).read_text()
+        assert not re.search(r"How the host launches it.*`(was|technique)`", page), v.id
 
 
 def test_a_header_comment_reads_as_markdown():

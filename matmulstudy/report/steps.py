@@ -190,7 +190,8 @@ def _fenced(blocks: list[list[str]]) -> list[str]:
 
 
 # Registry keys that name, describe or measure a step rather than say how it is built and launched.
-_NOT_LAUNCH = {"id", "file", "kernel", "title", "source", "chapter", "defines", "shows", "search", "flop_per_byte"}
+_NOT_LAUNCH = {"id", "file", "kernel", "title", "source", "chapter", "defines", "shows", "search", "flop_per_byte",
+               "was", "technique"}
 
 
 def _flow(value) -> str:
