@@ -177,6 +177,7 @@ NCU_METRICS = {
     "smsp__average_warps_issue_stalled_no_instruction_per_issue_active.ratio": "stall_no_instruction",
     "smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio": "stall_not_selected",
     "lts__t_sector_hit_rate.pct": "l2_hit_pct",
+    "lts__throughput.avg.pct_of_peak_sustained_elapsed": "l2_throughput_pct",   # the tensor steps' feed
     "sm__cycles_active.avg": "sm_active_cycles_avg",
     "sm__cycles_active.max": "sm_active_cycles_max",
 }

@@ -40,6 +40,7 @@ COUNTERS = {
     "tensor_pipe_pct": ("tensor pipe busy % (ncu)", "tensor pipe %", "{:.1f}", False),
     "issue_active_pct": ("issue slots busy % (ncu)", "issue %", "{:.1f}", False),
     "l2_hit_pct": ("L2 hit rate % (ncu)", "L2 hit %", "{:.1f}", False),
+    "l2_throughput_pct": ("L2 throughput % of peak (ncu)", "L2 %", "{:.1f}", None),
     "sm_balance": ("SM balance: mean SM's active cycles over the busiest's (ncu)", "SM balance", "{:.3f}", False),
     "tensor_idle_cycles_per_tile": ("tensor-pipe idle cycles per tile of C (ncu)", "idle cycles/tile", "{:,.0f}", True),
     "achieved_occupancy_pct": ("achieved occupancy % (ncu)", "occupancy %", "{:.1f}", False),
