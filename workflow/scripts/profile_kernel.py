@@ -23,7 +23,8 @@ def main(snakemake, log):
     with open(snakemake.input.gpu) as fh:
         gpu = json.load(fh)
     shape = Shape.parse(snakemake.wildcards.shape)
-    counters = hardware.parse_ncu_csv(proc.stdout, variant.kernel_for(*shape, gpu["sm_count"]) if variant.is_built else None)
+    kernel = variant.kernel_for(*shape, gpu["sm_count"]) if variant.is_built else None
+    counters = hardware.parse_ncu_csv(proc.stdout, kernel)
     with open(snakemake.output[0], "w") as fh:
         json.dump({"variant": variant.id, "shape": snakemake.wildcards.shape, "ncu_gpu_uuid": gpu.get("uuid"),
                    **counters}, fh, indent=2)
