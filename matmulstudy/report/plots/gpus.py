@@ -58,7 +58,7 @@ def by_gpu(studies: list[Study], size: int, stem: Path) -> list[Path]:
                                 va="top" if inside else "bottom", xytext=(0, -3 if inside else 2), rotation=90,
                                 textcoords="offset points", fontsize=8, color="white" if inside else "black")
             ax.set_xlabel("")
-            ax.margins(y=0.3 if ax is top else 0.2)   # room for the labels under the chapter titles
+            ax.margins(y=0.45 if ax is top else 0.2)   # room for the bars' upright labels under the chapter titles
             mark_chapters(ax, chapters, top=ax is top)
             if ax.get_legend() is not None:
                 ax.get_legend().remove()
