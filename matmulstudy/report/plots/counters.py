@@ -47,8 +47,8 @@ def hardware(study: Study, stem: Path) -> list[Path]:
                   ("sm_balance", "SM balance: mean SM's active\ncycles / the busiest's (ncu)")]
     panels = [p for p in panels if p[0] in hw and hw[p[0]].notna().any()]
     panels += [p for p in ncu_panels if p[0] in hw and hw[p[0]].notna().any()]
-    ncols = 6 if len(panels) > 8 else min(4, len(panels))
-    nrows = math.ceil(len(panels) / ncols)
+    nrows = math.ceil(len(panels) / (6 if len(panels) > 8 else 4))
+    ncols = math.ceil(len(panels) / nrows)   # up to six a row (four for a few panels), the rows evenly filled
     fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 0.26 * len(hw) * nrows + 1.6 * nrows + 0.6),
                              squeeze=False)
     for ax, (col, label) in zip(axes.flat, panels):
@@ -69,6 +69,8 @@ def hardware(study: Study, stem: Path) -> list[Path]:
             ax.set_xticks([t for t in ax.get_xticks() if 0 <= t <= min(top, ax.get_xlim()[1])])
     for ax in list(axes.flat)[len(panels):]:
         ax.set_visible(False)
-    fig.suptitle(f"What explains each step, on {gpu_name} (float32; ncu at one size where measured)", fontsize=12)
-    fig.tight_layout(rect=(0, 0, 1, 1 - 0.45 / fig.get_figheight()))   # the title above the panels' titles
+    height = fig.get_figheight()   # the title a fixed distance from the top, above the panels' titles
+    fig.suptitle(f"What explains each step, on {gpu_name} (float32; ncu at one size where measured)", fontsize=12,
+                 y=1 - 0.12 / height, va="top")
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.5 / height))
     return save(fig, stem)
