@@ -24,12 +24,14 @@
 // of 2; at 2048 (128 tiles) 128, as before. Only QueuedTiles' count of the
 // clusters that take tiles changes: it hands tiles to however many ask.
 //
-// Counter that shows it: DRAM bytes read (ncu at 4096), lower; likely
-// because 128 blocks walking the grouped order 16 tile rows at a time hold a
-// patch of exactly 16 x 8 tiles, where 132 hold 4 tiles of a ninth column too
-// (not measured tile by tile). The tensor pipe's busy share and the main
-// loop's time a tile, fitted over K (devbench --fit-k), should move the same
-// way. The step's page gives the measured values.
+// Counters that show it: DRAM bytes read (ncu at 4096), lower, and L2's hit
+// rate, higher; likely because 128 blocks walking the grouped order 16 tile
+// rows at a time hold a patch of exactly 16 x 8 tiles, where 132 hold 4 tiles
+// of a ninth column too (not measured tile by tile). The main loop's time a
+// tile, fitted over K (devbench --fit-k), should move the same way. Not the
+// tensor pipe's busy share: ncu averages it over all 132 multiprocessors, the
+// four that sit the launch out included, and on the H200 it stayed level.
+// The step's page gives the measured values.
 //
 // Ragged sizes: as step 40, and its result bit for bit (each element the
 // same sum in the same order, whichever block computes its tile).
