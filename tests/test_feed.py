@@ -1,0 +1,41 @@
+"""The copy engine's feed probe (gpu/feed.cu, tools/feed.py): it builds where nvcc is, says which GPU it needs
+elsewhere, and on an H100 or H200 every block of every configuration reports its bytes and a clock."""
+
+import shutil
+
+import pytest
+
+from matmulstudy.errors import StudyError
+from matmulstudy.tools import feed
+
+
+def test_each_configuration_fits_a_blocks_shared_memory_and_the_probes_barriers():
+    for name, (boxes, shared_boxes, products) in feed.TILES.items():
+        stages = feed.stages_for(boxes)
+        assert 2 <= stages <= feed.MAX_STAGES, name
+        assert stages * boxes * feed.BOX_BYTES + 1024 <= feed.SHARED_LIMIT, name
+        assert shared_boxes % 2 == 0 and shared_boxes < boxes, name   # each block of a pair brings half
+
+
+def test_the_probe_builds_for_sm90_and_names_the_gpu_it_needs_elsewhere(tmp_path):
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc is not on PATH")
+    assert feed.build_feed("sm_90", tmp_path).stat().st_size > 0
+    with pytest.raises(StudyError, match="needs an sm_90 GPU"):
+        feed.build_feed("sm_80", tmp_path)
+
+
+@pytest.mark.gpu
+@pytest.mark.timed
+def test_every_block_of_every_configuration_reports_its_feed_and_clock():
+    from matmulstudy.gpu import host
+    if host.arch_of(host.visible_gpu()["compute_capability"]) != "sm_90":
+        pytest.skip("the feed probe runs on an sm_90 GPU (H100, H200)")
+    df = feed.measure([16], launches=1, slices=256)
+    table = feed.summary(df)
+    assert list(table.index.get_level_values("tile")) == list(feed.TILES)
+    assert (df["bytes"] == 256 * df["boxes"] * feed.BOX_BYTES).all()
+    assert table["blocks"].min() >= 2 and (table.loc[(16, "128x256, A shared"), "blocks"] % 2 == 0)
+    assert df["sm"].groupby([df["tile"], df["launch"]]).nunique().eq(df.groupby(["tile", "launch"]).size()).all()
+    assert table["mhz_median"].between(300, 3000).all(), table   # the SM clock, from cycles over nanoseconds
+    assert table["feed_median"].between(1, 1024).all(), table     # bytes a clock into one SM's shared memory
