@@ -31,11 +31,13 @@ def test_every_block_of_every_configuration_reports_its_feed_and_clock():
     from matmulstudy.gpu import host
     if host.arch_of(host.visible_gpu()["compute_capability"]) != "sm_90":
         pytest.skip("the feed probe runs on an sm_90 GPU (H100, H200)")
-    df = feed.measure([16], launches=1, slices=256)
+    df = feed.measure([16], launches=1, slices=256, grids=(0, 33))
     table = feed.summary(df)
-    assert list(table.index.get_level_values("tile")) == list(feed.TILES)
+    assert list(table.index.get_level_values("tile")) == 2 * list(feed.TILES)
     assert (df["bytes"] == 256 * df["boxes"] * feed.BOX_BYTES).all()
-    assert table["blocks"].min() >= 2 and (table.loc[(16, "128x256, A shared"), "blocks"] % 2 == 0)
-    assert df["sm"].groupby([df["tile"], df["launch"]]).nunique().eq(df.groupby(["tile", "launch"]).size()).all()
+    grids = df.groupby("tile")["grid"].unique()
+    assert all(max(g) >= 2 * min(g) for g in grids) and 32 in grids["128x256, A shared"], grids   # pairs: even
+    assert df["sm"].groupby([df["grid"], df["tile"], df["launch"]]).nunique().eq(
+        df.groupby(["grid", "tile", "launch"]).size()).all()   # a block an SM
     assert table["mhz_median"].between(300, 3000).all(), table   # the SM clock, from cycles over nanoseconds
     assert table["feed_median"].between(1, 1024).all(), table     # bytes a clock into one SM's shared memory

@@ -2,13 +2,16 @@
 clock a multiprocessor, and the SM clock inside the launch, for the K-slices of the tiles a TMA + wgmma
 mainloop might take, each block alone or two in a cluster sharing boxes by multicast.
 
-    python -m matmulstudy.tools.feed [--source-mb 16,1024] [--launches 5] [--out feed.csv]
+    python -m matmulstudy.tools.feed [--source-mb 16,1024] [--blocks 0,66,33] [--launches 5] [--out feed.csv]
 
 A stage is `boxes` boxes of 64 rows by 128 bytes (8 KB). The configurations, by the BF16 tile whose K-slice of
 64 they bring (TILES below): 128 x 128 (4 boxes), 64 x 256 (5), 128 x 256 (6: the chapter's block tile), two
 128 x 128 tiles at once (8: a ping-pong block's two consumers); in pairs, A's boxes shared (each block of the
 pair brings half of them into both, as step 26's clusters do) or B's. The source is one BF16 matrix
 of --source-mb: 16 MB stays in L2 (the GEMM's operands at 4096 mostly do), 1024 MB does not.
+
+With --blocks, the probe runs on that many blocks as well as on a block an SM (0): if a block's feed grows as
+fewer ask, what bounds it is L2's total, shared out; if not, each SM's own port.
 
 The table gives, a row a configuration, the median over blocks and launches of each block's bytes over its
 cycles (its feed), the slowest block's, the SM clock inside the launch (cycles over global-timer
@@ -23,6 +26,7 @@ from __future__ import annotations
 import argparse
 import ctypes
 import io
+import itertools
 import sys
 import tempfile
 from pathlib import Path
@@ -79,14 +83,17 @@ class Feed:
             self.kernels[key] = tma.DriverKernel(self.cubin, "tma_feed_pair" if pair else "tma_feed", shared)
         return self.kernels[key]
 
-    def run(self, source, rows: int, cols: int, boxes: int, shared_boxes: int, slices: int, launches: int):
-        """`launches` launches, one after another; each block's (cycles, ns, bytes, sm) for each: an array of
-        launches x blocks x 4."""
+    def run(self, source, rows: int, cols: int, boxes: int, shared_boxes: int, slices: int, launches: int,
+            grid: int = 0):
+        """`launches` launches, one after another, of `grid` blocks (0: a block an SM, as many pairs as run at
+        once); each block's (cycles, ns, bytes, sm) for each: an array of launches x blocks x 4."""
         pair, stages = shared_boxes > 0, stages_for(boxes)
         shared = stages * boxes * BOX_BYTES + 1024
         kernel = self.kernel(pair, shared)
         sms = self.gpu.sm_count
         blocks = 2 * kernel.max_active_clusters((sms, 1, 1), (128, 1, 1)) if pair else sms
+        if grid:
+            blocks = min(blocks, grid // 2 * 2 if pair else grid)
         out = self.gpu.empty(blocks * 4 * 8)
         plan = tma.MapPlan((cols, rows), cols * 2, (64, 64), tma.BFLOAT16)
         values = [ctypes.c_int(slices), ctypes.c_int(boxes), ctypes.c_int(shared_boxes), ctypes.c_int(stages),
@@ -108,8 +115,9 @@ class Feed:
         return got, stages
 
 
-def measure(source_mbs: list[int], launches: int = 5, slices: int = 4096) -> pd.DataFrame:
-    """Every configuration of TILES on each source size: a row a block of each launch."""
+def measure(source_mbs: list[int], launches: int = 5, slices: int = 4096, grids: tuple = (0,)) -> pd.DataFrame:
+    """Every configuration of TILES on each source size and grid (0: a block an SM): a row a block of each
+    launch."""
     rows = []
     arch = host.arch_of(host.visible_gpu()["compute_capability"])
     with tempfile.TemporaryDirectory() as tmp, GpuSession() as gpu:
@@ -119,11 +127,11 @@ def measure(source_mbs: list[int], launches: int = 5, slices: int = 4096) -> pd.
             nrows = mb * 2**20 // (cols * 2) // 512 * 512
             source = gpu.empty(nrows * cols * 2)
             gpu.cuda.memset_d8(source, 0, nrows * cols * 2)
-            for name, (boxes, shared_boxes, products) in TILES.items():
-                got, stages = feed.run(source, nrows, cols, boxes, shared_boxes, slices, launches)
+            for grid, (name, (boxes, shared_boxes, products)) in itertools.product(grids, TILES.items()):
+                got, stages = feed.run(source, nrows, cols, boxes, shared_boxes, slices, launches, grid)
                 for launch, blocks in enumerate(got):
                     for block, (cycles, ns, nbytes, sm) in enumerate(blocks):
-                        rows.append({"source_mb": mb, "tile": name, "boxes": boxes, "shared_boxes": shared_boxes,
+                        rows.append({"source_mb": mb, "grid": len(blocks), "tile": name, "boxes": boxes, "shared_boxes": shared_boxes,
                                      "stages": stages, "needs_bytes_per_clock": boxes * BOX_BYTES *
                                      PRODUCTS_A_CLOCK / products, "launch": launch, "block": block, "sm": sm,
                                      "cycles": cycles, "ns": ns, "bytes": nbytes})
@@ -135,24 +143,26 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     """A row a configuration: feed a block (bytes a clock; median, slowest block), the clock inside, all
     blocks' bytes over the launch's longest time, and what a mainloop at the tensor cores' peak needs."""
     df = df.assign(feed=df["bytes"] / df["cycles"], mhz=df["cycles"] / df["ns"] * 1e3)
-    launch = df.groupby(["source_mb", "tile", "launch"]).agg(total=("bytes", "sum"), longest=("ns", "max"))
+    by = ["source_mb", "grid", "tile"]
+    launch = df.groupby([*by, "launch"]).agg(total=("bytes", "sum"), longest=("ns", "max"))
     launch["tb_s"] = launch["total"] / launch["longest"] / 1e3
-    out = df.groupby(["source_mb", "tile"], sort=False).agg(
-        blocks=("block", "nunique"), stages=("stages", "first"), needs=("needs_bytes_per_clock", "first"),
+    out = df.groupby(by, sort=False).agg(
+        stages=("stages", "first"), needs=("needs_bytes_per_clock", "first"),
         feed_median=("feed", "median"), feed_slowest=("feed", "min"), mhz_median=("mhz", "median"))
-    out["tb_s"] = launch.groupby(["source_mb", "tile"])["tb_s"].median()
+    out["tb_s"] = launch.groupby(by)["tb_s"].median()
     return out.round(2)
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--source-mb", default="16,1024", help="source sizes in MB, comma-separated")
+    p.add_argument("--blocks", default="0", help="grids to run, comma-separated (0: a block an SM)")
     p.add_argument("--launches", type=int, default=5)
     p.add_argument("--out", type=Path, help="every block's numbers (CSV)")
     args = p.parse_args(argv)
     try:
         sizes = [int(x) for x in args.source_mb.split(",") if x]
-        df = measure(sizes, args.launches)
+        df = measure(sizes, args.launches, grids=tuple(int(x) for x in args.blocks.split(",") if x))
     except (StudyError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
