@@ -24,8 +24,9 @@
 // cursor over the block's tiles and asks for each slice STAGES ahead, as
 // its warp gives a stage back. A stage is 56 KB (A's 192 x 64, B's 64 x
 // 256): three of them and the three consumers' C buffers fill the block's
-// shared memory. The tiles are a fixed share a block in the grouped order
-// (step 38's StridedTiles): thread 0's cursor walks them by itself.
+// shared memory. The tiles come from step 44's queue: thread 0, its drawer,
+// draws each tile's ticket as its cursor reaches the tile and publishes the
+// number for the block's warps (the scheduler's lead()).
 //
 // Counter that shows it: the bytes the copy engine brings into each SM a
 // product, 7/9 of step 44's (48 KB for 128 x 256 x 64, 56 KB for 192 x 256
@@ -45,7 +46,7 @@
 #include "../common/pad_copy.cuh"   // pad_copy: the operands onto 16 bytes (align_rows in the registry)
 
 using Mainloop = Bf16Mainloop<true, false, B_BLOCKS>;
-using Scheduler = StridedTiles<GROUP>;
+using Scheduler = QueuedTiles<GROUP, true, Draw::when_needed>;
 
 extern "C" __global__ void __launch_bounds__(128 * Mainloop::CONSUMERS, 1)
 gpu_wgmma_bf16_tall(int M, int N, int K, const bf16* __restrict__ A, const bf16* __restrict__ B,

@@ -17,8 +17,9 @@
 // each, and setmaxnreg has nothing to move.
 //
 // The copies: thread 0 keeps a cursor of its own over the block's tiles (its
-// own Scheduler, which walks the same tiles as the block's) and the slices
-// of each. Before the first tile it asks for STAGES slices; then each time its
+// own Scheduler, which walks the same tiles as the block's; a queue's drawer,
+// it publishes each tile for the others as it reaches it: lead()) and the
+// slices of each. Before the first tile it asks for STAGES slices; then each time its
 // warp gives a stage back (the mainloop's refill), it asks for the slice
 // STAGES on, into that stage, once every warp has given it back. The cursor
 // runs into the next tile while the last slices of this one are multiplied,
@@ -27,7 +28,6 @@
 #pragma once
 
 #include <climits>
-#include <type_traits>
 
 #include "producer.cuh"
 #include "scheduler.cuh"
@@ -41,8 +41,8 @@ struct InlineCopies {
     int2 origin;
     const CUtensorMap *map_a, *map_b;
 
-    __device__ InlineCopies(int M, int N, int K, const CUtensorMap* map_a, const CUtensorMap* map_b)
-        : tiles(M, N, false), tile(tiles.next()), k0(0), count(0), N(N), K(K),
+    __device__ InlineCopies(int M, int N, int K, const CUtensorMap* map_a, const CUtensorMap* map_b, bool leads)
+        : tiles(M, N, leads), tile(tiles.lead()), k0(0), count(0), N(N), K(K),
           origin(tile >= 0 ? tiles.origin(tile) : make_int2(0, 0)), map_a(map_a), map_b(map_b)
     {
     }
@@ -56,7 +56,7 @@ struct InlineCopies {
         k0 += BK;
         if (k0 >= K) {
             k0 = 0;
-            tile = tiles.next();
+            tile = tiles.lead();
             if (tile >= 0)
                 origin = tiles.origin(tile);
         }
@@ -72,15 +72,15 @@ __device__ __forceinline__ void gemm_inline(int M, int N, int K, const typename 
     static_assert(BLOCK_DIM_X == 128 * Mainloop::CONSUMERS && BLOCK_DIM_Y == 1,
                   "kernels/registry.yaml's block must be 128 x CONSUMERS threads: the consumer warpgroups only");
     static_assert(!Mainloop::OWN_LOADS && CLUSTER == 1, "the copy engine makes every copy, for one block");
-    static_assert(std::is_same<Scheduler, StridedTiles<GROUP>>::value,
-                  "thread 0's cursor walks the block's tiles by itself: a fixed share (StridedTiles)");
+    if (threadIdx.x == 0)
+        Scheduler::init(4 * Mainloop::CONSUMERS);   // the warps that read tiles: every warp; the cursor draws
     setup_ring<Mainloop>(true);
     if (!Mainloop::maps_usable(N, K, A, B))
         __trap();   // launched without the host's aligned copies (align_rows in the registry)
     const int warpgroup = 1 + threadIdx.x / 128;   // 1, 2, ...: numbered as gemm.cuh's consumers are
     const typename Mainloop::Consumer me(warpgroup, threadIdx.x % 128);
     const Epilogue<Mainloop> epilogue(warpgroup, N, C);
-    InlineCopies<Mainloop, Scheduler> copies(M, N, K, map_a, map_b);
+    InlineCopies<Mainloop, Scheduler> copies(M, N, K, map_a, map_b, threadIdx.x == 0);
     if (threadIdx.x == 0)
         for (int s = 0; s < STAGES; ++s)
             copies();
