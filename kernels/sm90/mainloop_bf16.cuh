@@ -68,10 +68,11 @@ struct Bf16Mainloop {
     // A consumer warpgroup: its rows of the tile, and each thread's place in wgmma's accumulator layout
     // (hopper.cuh): d[4i + h] is row 16 w + g + 8 (h / 2), column 8i + 2t + h % 2 of its 64 x 256 part.
     struct Consumer {
-        int rows, g, t, w, lane;   // rows: its first row of the tile
+        int warpgroup, rows, g, t, w, lane;   // warpgroup: 1, 2, ...; rows: its first row of the tile
 
         __device__ Consumer(int warpgroup, int tid)
-            : rows(64 * (warpgroup - 1)), g(tid % 32 / 4), t(tid % 4), w(tid / 32), lane(tid % 32)
+            : warpgroup(warpgroup), rows(64 * (warpgroup - 1)), g(tid % 32 / 4), t(tid % 4), w(tid / 32),
+              lane(tid % 32)
         {
         }
 
@@ -95,8 +96,8 @@ struct Bf16Mainloop {
         __device__ __forceinline__ void descriptors(const Ring<Bf16Mainloop>& ring, uint64_t (&base)[2]) const
         {
             if (SteppedDescriptors) {
-                const int warpgroup = __shfl_sync(0xffffffffu, int(threadIdx.x / 128), 0);
-                base[0] = descriptor_sw128(ring.stages + 64 * (warpgroup - 1) * 128);
+                const int uniform = __shfl_sync(0xffffffffu, warpgroup, 0);
+                base[0] = descriptor_sw128(ring.stages + 64 * (uniform - 1) * 128);
                 base[1] = descriptor_sw128_mn(ring.stages + A_BYTES, B_BOX_BYTES);
                 // kept as built: left to itself, ptxas builds them again each slice (10 instructions) to free the
                 // uniform registers they hold, and it cannot build again what an asm statement returned
