@@ -19,11 +19,12 @@
 // The copies: thread 0 keeps a cursor of its own over the block's tiles (its
 // own Scheduler, which walks the same tiles as the block's; a queue's drawer,
 // it publishes each tile for the others as it reaches it: lead()) and the
-// slices of each. Before the first tile it asks for STAGES slices; then each time its
-// warp gives a stage back (the mainloop's refill), it asks for the slice
-// STAGES on, into that stage, once every warp has given it back. The cursor
-// runs into the next tile while the last slices of this one are multiplied,
-// so the next tile's first slices are on their way while C goes out.
+// slices of each. Before the first tile it asks for STAGES slices; then each
+// time its warp gives a stage back (the mainloop's refill), it asks for the
+// slice STAGES on, into that stage, once every warp has given it back. The
+// cursor runs into the next tile while the last slices of this one are
+// multiplied, so the next tile's first slices are on their way while C goes
+// out.
 
 #pragma once
 

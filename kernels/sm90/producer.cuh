@@ -10,21 +10,13 @@
 
 #include "ring.cuh"
 
-// K-slice k0 of the tile at (row0, col0) into stage `count` of the ring by the copy engine, asked by one thread:
-// it waits until the stage is empty, tells the stage's full barrier how many bytes to expect, and asks for A's
-// box and B's boxes (zeros outside the matrices).
+// K-slice k0 of the tile at (row0, col0) into slice `count` of the ring (stage s at `tile`) by the copy engine,
+// asked by one thread: it waits until the stage is empty, tells the stage's full barrier how many bytes to
+// expect, and asks for A's box and B's boxes (zeros outside the matrices).
 // - With CLUSTER > 1 the cluster's blocks compute tiles side by side along N with the same rows: each asks
 //   for its share of A's box and has it written into every block's ring (multicast), `rank` its place.
 // - With Mainloop::BOXES_A_COPY > 1 one copy brings that many of B's boxes side by side, through the host's 3-D
 //   map, where N is whole boxes wide (else the host's map is 2-D and each box is a copy).
-template <class Mainloop>
-__device__ __forceinline__ void copy_slice(const Ring<Mainloop>& ring, int count, int row0, int col0, int N, int k0,
-                                           const CUtensorMap* map_a, const CUtensorMap* map_b, unsigned rank)
-{
-    copy_slice<Mainloop>(ring, count, count % STAGES, ring.stage(count), row0, col0, N, k0, map_a, map_b, rank);
-}
-
-// The same, the stage's number s and address `tile` given (produce_tile has them).
 template <class Mainloop>
 __device__ __forceinline__ void copy_slice(const Ring<Mainloop>& ring, int count, int s, unsigned char* tile,
                                            int row0, int col0, int N, int k0, const CUtensorMap* map_a,
@@ -47,6 +39,14 @@ __device__ __forceinline__ void copy_slice(const Ring<Mainloop>& ring, int count
         for (int j = 0; j < BN / BOX_COLUMNS; ++j)
             tma_load_2d(tile + Mainloop::A_BYTES + j * Mainloop::B_BOX_BYTES, map_b, col0 + BOX_COLUMNS * j, k0,
                         &ring.full[s]);
+}
+
+// The same, the stage's number and address worked out from `count`.
+template <class Mainloop>
+__device__ __forceinline__ void copy_slice(const Ring<Mainloop>& ring, int count, int row0, int col0, int N, int k0,
+                                           const CUtensorMap* map_a, const CUtensorMap* map_b, unsigned rank)
+{
+    copy_slice<Mainloop>(ring, count, count % STAGES, ring.stage(count), row0, col0, N, k0, map_a, map_b, rank);
 }
 
 // Every K-slice of the tile at (row0, col0) into the ring, from slice number `count` of the ring on, by the
