@@ -41,3 +41,17 @@ def test_every_block_of_every_configuration_reports_its_feed_and_clock():
         df.groupby(["grid", "tile", "launch"]).size()).all()   # a block an SM
     assert table["mhz_median"].between(300, 3000).all(), table   # the SM clock, from cycles over nanoseconds
     assert table["feed_median"].between(1, 1024).all(), table     # bytes a clock into one SM's shared memory
+
+
+def test_the_summary_divides_each_blocks_bytes_by_its_cycles_and_all_bytes_by_the_longest_time():
+    import pandas as pd
+    rows = []
+    for launch in range(2):
+        for block, (cycles, ns) in enumerate([(1000, 500), (2000, 1000)]):   # 2 GHz both; 64 and 32 B a clock
+            rows.append({"source_mb": 16, "grid": 2, "tile": "128x256", "boxes": 8, "shared_boxes": 0, "stages": 3,
+                         "needs_bytes_per_clock": 48.0, "launch": launch, "block": block, "sm": block,
+                         "cycles": cycles, "ns": ns, "bytes": 64_000})
+    row = feed.summary(pd.DataFrame(rows)).loc[(16, 2, "128x256")]
+    assert row["feed_median"] == 48.0 and row["feed_slowest"] == 32.0
+    assert row["mhz_median"] == 2000.0
+    assert row["tb_s"] == 0.13   # 128,000 bytes over the slower block's 1,000 ns
