@@ -29,6 +29,7 @@
 #include "producer.cuh"
 #include "scheduler.cuh"
 #include "epilogue.cuh"
+#include "block_clock.cuh"
 
 // ProducerWarps: the producer warpgroup's warps that stay to walk the tiles: all four, or only warp 0, whose
 // thread 0 makes all of the producer's copies (the others leave at once: they have no loads to make, and then
@@ -69,6 +70,7 @@ __device__ __forceinline__ void gemm(int M, int N, int K, const typename Mainloo
         }
     } else {
         registers_claim<Mainloop::CONSUMER_REGISTERS>();   // a consumer: its part of each tile
+        const BlockClock clock;   // devbench's CLOCK_TRACE builds: the block's clock, read by its first consumer
         const typename Mainloop::Consumer me(warpgroup, threadIdx.x % 128);
         const Epilogue<Mainloop> epilogue(warpgroup, N, C);
         Scheduler tiles(M, N, false);
@@ -78,6 +80,8 @@ __device__ __forceinline__ void gemm(int M, int N, int K, const typename Mainloo
             epilogue.store(me, d, C, M, N, tiles.origin(i), map_c);
         }
         epilogue.finish();
+        if (threadIdx.x == 128)
+            clock.stop();
     }
     if (Scheduler::persistent && CLUSTER > 1)
         cluster_sync();   // neither block ends while the other may still write into it

@@ -33,6 +33,7 @@
 #include "producer.cuh"
 #include "scheduler.cuh"
 #include "epilogue.cuh"
+#include "block_clock.cuh"
 
 // Thread 0's cursor: the next slice it asks for (the tile, its origin, its k0) and its count in the ring.
 template <class Mainloop, class Scheduler>
@@ -81,6 +82,7 @@ __device__ __forceinline__ void gemm_inline(int M, int N, int K, const typename 
     const int warpgroup = 1 + threadIdx.x / 128;   // 1, 2, ...: numbered as gemm.cuh's consumers are
     const typename Mainloop::Consumer me(warpgroup, threadIdx.x % 128);
     const Epilogue<Mainloop> epilogue(warpgroup, N, C);
+    const BlockClock clock;   // devbench's CLOCK_TRACE builds: the block's clock, read by thread 0
     InlineCopies<Mainloop, Scheduler> copies(M, N, K, map_a, map_b, threadIdx.x == 0);
     if (threadIdx.x == 0)
         for (int s = 0; s < STAGES; ++s)
@@ -97,4 +99,6 @@ __device__ __forceinline__ void gemm_inline(int M, int N, int K, const typename 
         epilogue.store(me, d, C, M, N, tiles.origin(i), map_c);
     }
     epilogue.finish();
+    if (threadIdx.x == 0)
+        clock.stop();
 }

@@ -113,6 +113,17 @@ __device__ __forceinline__ void tma_load_2d_multicast(void* dst, const CUtensorM
                  : "memory");
 }
 
+// --- clocks ---------------------------------------------------------------------
+
+// The global timer, in nanoseconds: the same clock on every SM, against which clock64's cycles give the SM
+// clock a block ran at.
+__device__ __forceinline__ uint64_t global_ns()
+{
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
 // --- thread block clusters ------------------------------------------------------
 
 __device__ __forceinline__ unsigned cluster_rank()

@@ -36,13 +36,6 @@
 
 constexpr int MAX_STAGES = 8, BOX_BYTES = 64 * 128;   // a box: 64 rows of 128 bytes
 
-__device__ __forceinline__ uint64_t global_ns()
-{
-    uint64_t t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-
 __device__ __forceinline__ unsigned sm_id()
 {
     unsigned id;

@@ -89,6 +89,10 @@ class GpuSession:
             self._kept[key] = make()
         return self._kept[key]
 
+    def held(self, key):
+        """What kept() made under `key`, or None where it made nothing (nothing is made here)."""
+        return self._kept.get(key)
+
     # --- memory ---------------------------------------------------------
     def empty(self, nbytes: int):
         alloc = self.cuda.mem_alloc(max(int(nbytes), 1))

@@ -70,6 +70,7 @@ ELEMENTS = {e.name: e for e in (FLOAT32, BFLOAT16)}
 # cuda.h's enumerators (CUDA 12 and 13)
 _INTERLEAVE_NONE, _SWIZZLE_128B, _L2_PROMOTION_256B, _OOB_FILL_ZEROS = 0, 3, 3, 0
 _MAX_DYNAMIC_SHARED = 8   # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+_NOT_FOUND = 500   # CUDA_ERROR_NOT_FOUND
 
 
 def element(name: str) -> Element:
@@ -219,6 +220,16 @@ class DriverKernel:
             _check(launch(self.function, *grid, *block, self.shared, None, params, None), "launching the kernel")
         run.keep = values   # alive as long as the call
         return run
+
+    def global_address(self, name: str) -> tuple[int, int] | None:
+        """The device address and bytes of its module's __device__ variable `name`, or None where it has none."""
+        address, nbytes = ctypes.c_uint64(), ctypes.c_size_t()
+        status = self._cuda.cuModuleGetGlobal_v2(ctypes.byref(address), ctypes.byref(nbytes), self.module,
+                                                 name.encode())
+        if status == _NOT_FOUND:
+            return None
+        _check(status, f"finding {name} in its module")
+        return address.value, nbytes.value
 
     def close(self) -> None:
         """Unload its module (when the session that launched it ends)."""

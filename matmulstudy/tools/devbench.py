@@ -21,7 +21,10 @@ was predicted to do and did). With --rounds R, the timed shapes are timed R
 times, every variant once a round in turn, so that a ratio is taken between
 neighbours in time (near the power cap a GPU's clock moves between them).
 A variant named ID:NAME=VALUE[:NAME=VALUE] is ID built with those defines
-changed (a candidate, measured beside the registry's). With --fit-k (timed
+changed (a candidate, measured beside the registry's); ID:CLOCK_TRACE=1, for
+a TMA + wgmma step, also gives the SM clock its blocks ran at in the timed
+launches (launch_mhz: kernels/sm90/block_clock.cuh), which NVML's min_mhz,
+sampled between launches too, is not. With --fit-k (timed
 shapes of one M x N at several K), each variant's time is also fitted by a
 straight line over K: its slope is the main loop's cost, its intercept what
 a launch spends outside the main loop (C going out, the tiles' starts, the
@@ -109,7 +112,8 @@ def run(variant_ids: list[str], check_shapes: list[Shape], time_shapes: list[Sha
                         rows.append({"variant": v.id, "shape": shape.tag, "round": round_, "timed": timed,
                                      "verified": bool(r["verified"]), "margin": r["margin"],
                                      "bad": int(r["bad_elements"]),
-                                     **(_timed_columns(res, ok) if timed and r["verified"] else {})})
+                                     **(_timed_columns(res, ok) if timed and r["verified"] else {}),
+                                     **(block_clocks(gpu, v, cubins.get(v.id), timing.placements) if timed else {})})
         if energy_window_s > 0:
             burst = {(r["variant"], r["shape"]): r.get("median_ms") for r in rows if r["timed"] and r["round"] == 1}
             sustained = [_sustained(gpu, harness, shape, [(v, cubins.get(v.id), burst[v.id, shape.tag])
@@ -152,6 +156,31 @@ def fit_over_k(df: pd.DataFrame) -> pd.DataFrame:
         rows.append({"variant": vid, "us_per_1024_k": slope * 1024e3, "rest_us": intercept * 1e3,
                      "max_residual_us": float(np.abs(residual).max() * 1e3)})
     return pd.DataFrame(rows)
+
+
+def block_clocks(gpu, variant, cubin, placements: int) -> dict:
+    """Where the variant is built with CLOCK_TRACE (a candidate ID:CLOCK_TRACE=1; kernels/sm90/block_clock.cuh):
+    the SM clock each block ran at in the last launch on each of the measurement's modules (one a placement),
+    cycles over global-timer nanoseconds, as the median and the lowest over the blocks, in MHz; each module's
+    clocks zeroed after, for the next measurement. Elsewhere nothing."""
+    if "CLOCK_TRACE" not in variant.defines or cubin is None or not variant.tensor_maps:
+        return {}
+    copies = gpu.held("module copies")
+    paths = [cubin] + ([copies.path(cubin, c) for c in range(1, placements)] if copies else [])
+    mhz = []
+    for path in paths:
+        kernel = gpu.held(("driver kernel", str(path)))
+        found = kernel.global_address("block_clock") if kernel else None
+        if found is None:
+            continue
+        address, nbytes = found
+        clocks = np.empty(nbytes // 8, np.uint64)
+        gpu.cuda.memcpy_dtoh(clocks, address)
+        gpu.cuda.memset_d8(address, 0, nbytes)
+        clocks = clocks.reshape(-1, 4).astype(np.int64)   # start cycles, end cycles, start ns, end ns
+        ran = clocks[:, 3] > clocks[:, 2]
+        mhz += list((clocks[ran, 1] - clocks[ran, 0]) / (clocks[ran, 3] - clocks[ran, 2]) * 1e3)
+    return {"launch_mhz": float(np.median(mhz)), "launch_mhz_min": float(np.min(mhz))} if mhz else {}
 
 
 def _timed_columns(res: pd.DataFrame, ok: pd.DataFrame) -> dict:

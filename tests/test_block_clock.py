@@ -1,0 +1,80 @@
+"""The SM clock inside a launch (kernels/sm90/block_clock.cuh, devbench's CLOCK_TRACE candidates): only a
+CLOCK_TRACE build holds the blocks' clocks, devbench turns them into MHz, and on the GPU they read as a clock."""
+
+import io
+import shutil
+
+import numpy as np
+import pytest
+
+from matmulstudy.measure import build
+from matmulstudy.study.registry import load_registry
+from matmulstudy.study.shapes import Shape
+from matmulstudy.tools import devbench
+
+STEP = "gpu_wgmma_bf16_drawn_late"
+
+
+def test_only_a_clock_trace_build_holds_the_blocks_clocks(tmp_path):
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc is not on PATH")
+    registry = load_registry()
+    for name, held in ((STEP, False), (STEP + ":CLOCK_TRACE=1", True)):
+        v = devbench.candidate(registry, name)
+        cubin = tmp_path / f"{held}.cubin"
+        build.build(v, cubin, tmp_path / f"{held}.json", v.target("sm_90"), io.StringIO())
+        assert (b"block_clock" in cubin.read_bytes()) == held, name
+
+
+class _Kernel:
+    def __init__(self, address, nbytes):
+        self.found = (address, nbytes)
+
+    def global_address(self, name):
+        return self.found if name == "block_clock" else None
+
+
+class _Session:
+    """A session whose one module holds two blocks' clocks (and 1,022 that did not run): no GPU, the arithmetic
+    only."""
+
+    def __init__(self, clocks):
+        self.memory = {7: clocks.astype(np.uint64).ravel()}
+        self.cuda = self
+        self.kernels = {("driver kernel", "step.cubin"): _Kernel(7, clocks.nbytes)}
+
+    def held(self, key):
+        return self.kernels.get(key)
+
+    def memcpy_dtoh(self, out, address):
+        out[:] = self.memory[address]
+
+    def memset_d8(self, address, value, nbytes):
+        self.memory[address][:] = value
+
+
+def test_devbench_reads_each_blocks_cycles_over_its_nanoseconds_and_zeroes_them():
+    clocks = np.zeros((1024, 4), np.int64)
+    clocks[0] = [1_000, 1_000 + 1_980_000, 5_000, 5_000 + 1_000_000]   # 1,980 MHz for 1 ms
+    clocks[1] = [0, 1_500_000, 0, 1_000_000]                              # 1,500 MHz
+    gpu = _Session(clocks)
+    v = devbench.candidate(load_registry(), STEP + ":CLOCK_TRACE=1")
+    got = devbench.block_clocks(gpu, v, "step.cubin", placements=1)
+    assert got == {"launch_mhz": pytest.approx(1740.0), "launch_mhz_min": pytest.approx(1500.0)}
+    assert not gpu.memory[7].any()   # zeroed for the next measurement
+    assert devbench.block_clocks(gpu, v, "step.cubin", placements=1) == {}   # nothing ran since
+    assert devbench.block_clocks(gpu, load_registry()[STEP], "step.cubin", placements=1) == {}   # no trace built
+
+
+@pytest.mark.gpu
+@pytest.mark.timed
+def test_a_clock_trace_candidate_runs_at_a_clock_the_gpu_has():
+    from matmulstudy.gpu import host
+    gpu = host.visible_gpu()
+    arch = host.arch_of(gpu["compute_capability"])
+    if arch != "sm_90":
+        pytest.skip("the TMA + wgmma steps run on sm_90 (H100, H200)")
+    df = devbench.run([STEP + ":CLOCK_TRACE=1"], [], [Shape(2048, 2048, 2048)], arch)
+    row = df[df["timed"]].iloc[0]
+    assert row["verified"]
+    assert 300 <= row["launch_mhz_min"] <= row["launch_mhz"] <= 3000, row
