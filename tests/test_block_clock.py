@@ -1,5 +1,6 @@
-"""The SM clock inside a launch (kernels/sm90/block_clock.cuh, devbench's CLOCK_TRACE candidates): only a
-CLOCK_TRACE build holds the blocks' clocks, devbench turns them into MHz, and on the GPU they read as a clock."""
+"""The SM clock inside a launch and the epilogue's share of it (kernels/sm90/block_clock.cuh, devbench's
+CLOCK_TRACE candidates): only a CLOCK_TRACE build holds the blocks' clocks, devbench turns them into MHz and a
+share, and on the GPU they read as a clock."""
 
 import io
 import shutil
@@ -54,16 +55,26 @@ class _Session:
 
 
 def test_devbench_reads_each_blocks_cycles_over_its_nanoseconds_and_zeroes_them():
-    clocks = np.zeros((1024, 4), np.int64)
-    clocks[0] = [1_000, 1_000 + 1_980_000, 5_000, 5_000 + 1_000_000]   # 1,980 MHz for 1 ms
-    clocks[1] = [0, 1_500_000, 0, 1_000_000]                              # 1,500 MHz
+    clocks = np.zeros((1024, devbench.CLOCK_FIELDS), np.int64)
+    clocks[0] = [1_000, 1_000 + 1_980_000, 5_000, 5_000 + 1_000_000, 198_000, 4]   # 1,980 MHz for 1 ms; 10% storing
+    clocks[1] = [0, 1_500_000, 0, 1_000_000, 450_000, 3]                          # 1,500 MHz; 30%
+    clocks[2] = [0, 1_000_000, 0, 500_000, 0, 0]                                  # 2,000 MHz; no tile of its own
     gpu = _Session(clocks)
     v = devbench.candidate(load_registry(), STEP + ":CLOCK_TRACE=1")
     got = devbench.block_clocks(gpu, v, "step.cubin", placements=1)
-    assert got == {"launch_mhz": pytest.approx(1740.0), "launch_mhz_min": pytest.approx(1500.0)}
+    assert got == {"launch_mhz": pytest.approx(1980.0), "launch_mhz_min": pytest.approx(1500.0),
+                   "epilogue_pct": pytest.approx(10.0), "epilogue_cycles_per_tile": pytest.approx(99_750.0)}
     assert not gpu.memory[7].any()   # zeroed for the next measurement
     assert devbench.block_clocks(gpu, v, "step.cubin", placements=1) == {}   # nothing ran since
     assert devbench.block_clocks(gpu, load_registry()[STEP], "step.cubin", placements=1) == {}   # no trace built
+
+
+def test_the_traced_builds_fields_are_the_ones_devbench_reads():
+    """block_clock.cuh's CLOCK_FIELDS and devbench's are one number, said twice (a kernel header and Python)."""
+    import re
+    from matmulstudy.study.paths import ROOT
+    header = (ROOT / "kernels" / "sm90" / "block_clock.cuh").read_text()
+    assert int(re.search(r"constexpr int CLOCK_FIELDS = (\d+);", header).group(1)) == devbench.CLOCK_FIELDS
 
 
 @pytest.mark.gpu
@@ -78,3 +89,4 @@ def test_a_clock_trace_candidate_runs_at_a_clock_the_gpu_has():
     row = df[df["timed"]].iloc[0]
     assert row["verified"]
     assert 300 <= row["launch_mhz_min"] <= row["launch_mhz"] <= 3000, row
+    assert 0 < row["epilogue_pct"] < 50 and row["epilogue_cycles_per_tile"] > 0, row

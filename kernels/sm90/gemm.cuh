@@ -70,14 +70,16 @@ __device__ __forceinline__ void gemm(int M, int N, int K, const typename Mainloo
         }
     } else {
         registers_claim<Mainloop::CONSUMER_REGISTERS>();   // a consumer: its part of each tile
-        const BlockClock clock;   // devbench's CLOCK_TRACE builds: the block's clock, read by its first consumer
+        BlockClock clock;   // devbench's CLOCK_TRACE builds: the block's clock and epilogue, read by its first consumer
         const typename Mainloop::Consumer me(warpgroup, threadIdx.x % 128);
         const Epilogue<Mainloop> epilogue(warpgroup, N, C);
         Scheduler tiles(M, N, false);
         for (int i = tiles.next(); i >= 0; i = tiles.next()) {
             float d[128];
             me.multiply(the_ring<Mainloop>(), count, K, Scheduler::persistent ? INT_MAX : (K + BK - 1) / BK, d);
+            clock.epilogue_starts();
             epilogue.store(me, d, C, M, N, tiles.origin(i), map_c);
+            clock.epilogue_ends();
         }
         epilogue.finish();
         if (threadIdx.x == 128)

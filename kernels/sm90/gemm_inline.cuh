@@ -82,7 +82,7 @@ __device__ __forceinline__ void gemm_inline(int M, int N, int K, const typename 
     const int warpgroup = 1 + threadIdx.x / 128;   // 1, 2, ...: numbered as gemm.cuh's consumers are
     const typename Mainloop::Consumer me(warpgroup, threadIdx.x % 128);
     const Epilogue<Mainloop> epilogue(warpgroup, N, C);
-    const BlockClock clock;   // devbench's CLOCK_TRACE builds: the block's clock, read by thread 0
+    BlockClock clock;   // devbench's CLOCK_TRACE builds: the block's clock and epilogue, read by thread 0
     InlineCopies<Mainloop, Scheduler> copies(M, N, K, map_a, map_b, threadIdx.x == 0);
     if (threadIdx.x == 0)
         for (int s = 0; s < STAGES; ++s)
@@ -96,7 +96,9 @@ __device__ __forceinline__ void gemm_inline(int M, int N, int K, const typename 
     for (int i = tiles.next(); i >= 0; i = tiles.next()) {
         float d[128];
         me.multiply(the_ring<Mainloop>(), count, K, INT_MAX, d, refill);
+        clock.epilogue_starts();
         epilogue.store(me, d, C, M, N, tiles.origin(i), map_c);
+        clock.epilogue_ends();
     }
     epilogue.finish();
     if (threadIdx.x == 0)

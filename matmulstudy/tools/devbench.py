@@ -24,7 +24,8 @@ A variant named ID:NAME=VALUE[:NAME=VALUE] is ID built with those defines
 changed (a candidate, measured beside the registry's); ID:CLOCK_TRACE=1, for
 a TMA + wgmma step, also gives the SM clock its blocks ran at in the timed
 launches (launch_mhz: kernels/sm90/block_clock.cuh), which NVML's min_mhz,
-sampled between launches too, is not. With --fit-k (timed
+sampled between launches too, is not, and the share of a block's cycles
+spent storing C (epilogue_pct: the time its tensor work waits). With --fit-k (timed
 shapes of one M x N at several K), each variant's time is also fitted by a
 straight line over K: its slope is the main loop's cost, its intercept what
 a launch spends outside the main loop (C going out, the tiles' starts, the
@@ -158,16 +159,20 @@ def fit_over_k(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+CLOCK_FIELDS = 6   # each block's row of kernels/sm90/block_clock.cuh's block_clock
+
+
 def block_clocks(gpu, variant, cubin, placements: int) -> dict:
-    """Where the variant is built with CLOCK_TRACE (a candidate ID:CLOCK_TRACE=1; kernels/sm90/block_clock.cuh):
-    the SM clock each block ran at in the last launch on each of the measurement's modules (one a placement),
-    cycles over global-timer nanoseconds, as the median and the lowest over the blocks, in MHz; each module's
-    clocks zeroed after, for the next measurement. Elsewhere nothing."""
+    """Where the variant is built with CLOCK_TRACE (a candidate ID:CLOCK_TRACE=1; kernels/sm90/block_clock.cuh),
+    from the last launch on each of the measurement's modules (one a placement): the SM clock each block ran at,
+    cycles over global-timer nanoseconds, as the median and the lowest over the blocks, in MHz; and the share
+    of its cycles a block spent storing C, with the cycles a tile's store took (medians over the blocks). Each
+    module's clocks are zeroed after, for the next measurement. Elsewhere nothing."""
     if "CLOCK_TRACE" not in variant.defines or cubin is None or not variant.tensor_maps:
         return {}
     copies = gpu.held("module copies")
     paths = [cubin] + ([copies.path(cubin, c) for c in range(1, placements)] if copies else [])
-    mhz = []
+    blocks = []
     for path in paths:
         kernel = gpu.held(("driver kernel", str(path)))
         found = kernel.global_address("block_clock") if kernel else None
@@ -177,10 +182,19 @@ def block_clocks(gpu, variant, cubin, placements: int) -> dict:
         clocks = np.empty(nbytes // 8, np.uint64)
         gpu.cuda.memcpy_dtoh(clocks, address)
         gpu.cuda.memset_d8(address, 0, nbytes)
-        clocks = clocks.reshape(-1, 4).astype(np.int64)   # start cycles, end cycles, start ns, end ns
-        ran = clocks[:, 3] > clocks[:, 2]
-        mhz += list((clocks[ran, 1] - clocks[ran, 0]) / (clocks[ran, 3] - clocks[ran, 2]) * 1e3)
-    return {"launch_mhz": float(np.median(mhz)), "launch_mhz_min": float(np.min(mhz))} if mhz else {}
+        # start cycles, end cycles, start ns, end ns, epilogue cycles, tiles stored (block_clock.cuh)
+        clocks = clocks.reshape(-1, CLOCK_FIELDS).astype(np.int64)
+        blocks.append(clocks[clocks[:, 3] > clocks[:, 2]])
+    ran = np.concatenate(blocks) if blocks else np.empty((0, CLOCK_FIELDS), np.int64)
+    if not len(ran):
+        return {}
+    cycles = ran[:, 1] - ran[:, 0]
+    mhz = cycles / (ran[:, 3] - ran[:, 2]) * 1e3
+    stored = ran[:, 5] > 0
+    return {"launch_mhz": float(np.median(mhz)), "launch_mhz_min": float(np.min(mhz)),
+            "epilogue_pct": float(np.median(ran[:, 4] / cycles) * 100),
+            "epilogue_cycles_per_tile": float(np.median(ran[stored, 4] / ran[stored, 5])) if stored.any()
+            else float("nan")}
 
 
 def _timed_columns(res: pd.DataFrame, ok: pd.DataFrame) -> dict:
