@@ -243,13 +243,15 @@ def main(argv=None) -> None:
             raise StudyError(f"--rounds is 1 or more, not {args.rounds}")
         if args.fit_k:
             fit_k_shapes(_shapes(args.time))
-        arch = host.arch_of(host.visible_gpu()["compute_capability"]) if args.arch == "auto" else args.arch
+        gpu = host.visible_gpu()
+        print(f"{gpu['name']}, UUID {gpu['uuid']}", flush=True)   # what the figures below were measured on
+        arch = host.arch_of(gpu["compute_capability"]) if args.arch == "auto" else args.arch
         df = run(list(dict.fromkeys(ids)), _shapes(args.check), _shapes(args.time), arch, args.energy, args.rounds)
     except StudyError as err:
         print(f"error: {err}", file=sys.stderr)
         raise SystemExit(1) from None
     if args.out:
-        df.to_csv(args.out, index=False)
+        df.assign(gpu_uuid=gpu["uuid"]).to_csv(args.out, index=False)
     failed = df[~df["verified"]]
     print(df[~df["timed"]].groupby("variant", sort=False)
           .agg(shapes=("shape", "size"), verified=("verified", "all"), worst_margin=("margin", "max")).to_string())

@@ -161,13 +161,15 @@ def main(argv=None) -> int:
     p.add_argument("--out", type=Path, help="every block's numbers (CSV)")
     args = p.parse_args(argv)
     try:
+        gpu = host.visible_gpu()
+        print(f"{gpu['name']}, UUID {gpu['uuid']}", flush=True)   # what the figures below were measured on
         sizes = [int(x) for x in args.source_mb.split(",") if x]
         df = measure(sizes, args.launches, grids=tuple(int(x) for x in args.blocks.split(",") if x))
     except (StudyError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
     if args.out:
-        df.to_csv(args.out, index=False)
+        df.assign(gpu_uuid=gpu["uuid"]).to_csv(args.out, index=False)
     print(summary(df).to_string())
     return 0
 
