@@ -39,15 +39,6 @@ __device__ __forceinline__ void gemm(int M, int N, int K, const typename Mainloo
                                      const typename Mainloop::Element* __restrict__ B, float* __restrict__ C,
                                      const CUtensorMap* map_a, const CUtensorMap* map_b, const CUtensorMap* map_c)
 {
-    static_assert(BLOCK_DIM_X == Mainloop::THREADS && BLOCK_DIM_Y == 1,
-                  "kernels/registry.yaml's block must be THREADS x 1: a producer and the consumer warpgroups");
-    static_assert(Mainloop::CONSUMERS <= 2, "a producer and three consumers are 512 threads, and ptxas then gives a "
-                  "thread 128 registers, fewer than wgmma's 128 accumulators need (gemm_inline.cuh has no producer)");
-    // setmaxnreg moves registers between the warpgroups within what the block was launched with (the kernel's
-    // cap, 65,536 / THREADS rounded down to 8, times THREADS)
-    static_assert(128 * Mainloop::PRODUCER_REGISTERS + 128 * Mainloop::CONSUMERS * Mainloop::CONSUMER_REGISTERS <=
-                      65536 / Mainloop::THREADS / 8 * 8 * Mainloop::THREADS,
-                  "the warpgroups' registers after setmaxnreg must fit in the block's");
     static_assert(ProducerWarps == 4 || (ProducerWarps == 1 && !Mainloop::OWN_LOADS && CLUSTER == 1),
                   "one producer warp makes no loads of its own, and its leaving warps meet no cluster barrier");
     if (threadIdx.x == 0)

@@ -41,8 +41,13 @@ struct Bf16Mainloop {
     // as the TF32 mainloop's: the producer's own loads fit in 72 registers, the consumers take the rest of the
     // block's (65,536 / THREADS rounded down to 8, times THREADS)
     static constexpr int PRODUCER_REGISTERS = 72, CONSUMER_REGISTERS = 216;
-    static_assert(BN == 256 && BK == 64 && BM % 64 == 0 && CONSUMERS >= 1 && CONSUMERS <= 3,
-                  "wgmma m64n256k16 over 128-byte swizzle rows: BN = 256, BK = 64, BM = 64, 128 or 192");
+    static_assert(128 * PRODUCER_REGISTERS + 128 * CONSUMERS * CONSUMER_REGISTERS <=
+                      65536 / THREADS / 8 * 8 * THREADS,
+                  "the warpgroups' registers after setmaxnreg must fit in the block's");
+    static_assert(BLOCK_DIM_X == THREADS && BLOCK_DIM_Y == 1,
+                  "kernels/registry.yaml's block must be THREADS x 1: a producer and a consumer warpgroup per 64 rows");
+    static_assert(BN == 256 && BK == 64 && BM % 64 == 0 && CONSUMERS >= 1 && CONSUMERS <= 2,
+                  "wgmma m64n256k16 over 128-byte swizzle rows: BN = 256, BK = 64, BM = 64 or 128");
     static_assert(CLUSTER == 1, "the BF16 mainloop has no clusters: each block loads all of its slices");
 
     // Byte offsets inside a stage, as the copy engine writes them (128-byte swizzle: the 16-byte chunk c of a
@@ -68,11 +73,10 @@ struct Bf16Mainloop {
     // A consumer warpgroup: its rows of the tile, and each thread's place in wgmma's accumulator layout
     // (hopper.cuh): d[4i + h] is row 16 w + g + 8 (h / 2), column 8i + 2t + h % 2 of its 64 x 256 part.
     struct Consumer {
-        int warpgroup, rows, g, t, w, lane;   // warpgroup: 1, 2, ...; rows: its first row of the tile
+        int rows, g, t, w, lane;   // rows: its first row of the tile
 
         __device__ Consumer(int warpgroup, int tid)
-            : warpgroup(warpgroup), rows(64 * (warpgroup - 1)), g(tid % 32 / 4), t(tid % 4), w(tid / 32),
-              lane(tid % 32)
+            : rows(64 * (warpgroup - 1)), g(tid % 32 / 4), t(tid % 4), w(tid / 32), lane(tid % 32)
         {
         }
 
@@ -96,8 +100,8 @@ struct Bf16Mainloop {
         __device__ __forceinline__ void descriptors(const Ring<Bf16Mainloop>& ring, uint64_t (&base)[2]) const
         {
             if (SteppedDescriptors) {
-                const int uniform = __shfl_sync(0xffffffffu, warpgroup, 0);
-                base[0] = descriptor_sw128(ring.stages + 64 * (uniform - 1) * 128);
+                const int warpgroup = __shfl_sync(0xffffffffu, int(threadIdx.x / 128), 0);
+                base[0] = descriptor_sw128(ring.stages + 64 * (warpgroup - 1) * 128);
                 base[1] = descriptor_sw128_mn(ring.stages + A_BYTES, B_BOX_BYTES);
                 // kept as built: left to itself, ptxas builds them again each slice (10 instructions) to free the
                 // uniform registers they hold, and it cannot build again what an asm statement returned
@@ -138,12 +142,9 @@ struct Bf16Mainloop {
 
         // Every K-slice of one tile, from slice `count` of the ring on: issue slice s, wait until only it is
         // running (slice s - 1 done), give s - 1's stage back. One group in flight while the next is waited for.
-        // (`end` is the TF32 mainloop's, for clusters: a block of this one has none.) After each stage given
-        // back, `refilled()`: a body whose consumers also make the copies asks for the next slice there
-        // (gemm_inline.cuh); gemm.cuh's producer needs nothing.
-        template <class Refill = NoRefill>
+        // (`end` is the TF32 mainloop's, for clusters: a block of this one has none.)
         __device__ __forceinline__ void multiply(const Ring<Bf16Mainloop>& ring, int& count, int K, int,
-                                                 float (&d)[128], Refill refilled = {}) const
+                                                 float (&d)[128]) const
         {
 #pragma unroll
             for (int i = 0; i < 128; ++i)
@@ -154,14 +155,11 @@ struct Bf16Mainloop {
             for (int s = 0; s < slices; ++s, ++count) {
                 issue(ring, count, d, base);
                 wgmma_wait<1>();
-                if (s > 0) {
+                if (s > 0)
                     release(ring, count - 1);
-                    refilled();
-                }
             }
             wgmma_wait<0>();
             release(ring, count - 1);
-            refilled();
         }
 
         // --- what the epilogue (epilogue.cuh) asks of the accumulators ---

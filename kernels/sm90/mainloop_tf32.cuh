@@ -42,9 +42,15 @@ struct Tf32Mainloop {
     static constexpr int A_BYTES = BM * BK * 4, B_BOX_BYTES = BK * 32 * 4;
     static constexpr int STAGE_BYTES = A_BYTES + (BN / 32) * B_BOX_BYTES;
     static constexpr bool OWN_LOADS = OwnLoads;
-    // setmaxnreg's split (gemm.cuh): the producer's loops fit in 72 registers (its own loads spill in fewer),
-    // and the consumers take the rest of the block's.
+    // setmaxnreg moves registers between the warpgroups within what the block was launched with (the kernel's
+    // cap, 65,536 / THREADS rounded down to 8, times THREADS): the producer's loops fit in 72 (its own loads
+    // spill in fewer), and the consumers take the rest.
     static constexpr int PRODUCER_REGISTERS = 72, CONSUMER_REGISTERS = 216;
+    static_assert(128 * PRODUCER_REGISTERS + 128 * CONSUMERS * CONSUMER_REGISTERS <=
+                      65536 / THREADS / 8 * 8 * THREADS,
+                  "the warpgroups' registers after setmaxnreg must fit in the block's");
+    static_assert(BLOCK_DIM_X == THREADS && BLOCK_DIM_Y == 1,
+                  "kernels/registry.yaml's block must be THREADS x 1: a producer and CONSUMERS consumer warpgroups");
     static_assert(BM == 256 && BK == 32, "wgmma m64n256k8 over a 128-byte swizzle row of A: BM = 256, BK = 32");
     static_assert(BN % 64 == 0 && CONSUMERS >= 1 && CONSUMERS <= 2, "BN: 64 columns a consumer warpgroup, 1 or 2");
 

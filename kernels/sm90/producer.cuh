@@ -10,51 +10,16 @@
 
 #include "ring.cuh"
 
-// K-slice k0 of the tile at (row0, col0) into slice `count` of the ring (stage s at `tile`) by the copy engine,
-// asked by one thread: it waits until the stage is empty, tells the stage's full barrier how many bytes to
-// expect, and asks for A's box and B's boxes (zeros outside the matrices).
+// Every K-slice of the tile at (row0, col0) into the ring, from slice number `count` of the ring on, by the
+// producer warpgroup (tid 0..127).
+// - With tensor maps (`tma`) one thread asks the copy engine for each slice (zeros outside the matrices).
+// - Without, where Mainloop::OWN_LOADS, all 128 threads load it element by element, with the same zeros, into
+//   the same swizzled layout, fence (the tensor cores read what ordinary stores wrote) and arrive. A mainloop
+//   without OWN_LOADS is launched only on operands that have maps (the host's aligned copies, `align_rows`).
 // - With CLUSTER > 1 the cluster's blocks compute tiles side by side along N with the same rows: each asks
 //   for its share of A's box and has it written into every block's ring (multicast), `rank` its place.
 // - With Mainloop::BOXES_A_COPY > 1 one copy brings that many of B's boxes side by side, through the host's 3-D
 //   map, where N is whole boxes wide (else the host's map is 2-D and each box is a copy).
-template <class Mainloop>
-__device__ __forceinline__ void copy_slice(const Ring<Mainloop>& ring, int count, int s, unsigned char* tile,
-                                           int row0, int col0, int N, int k0, const CUtensorMap* map_a,
-                                           const CUtensorMap* map_b, unsigned rank)
-{
-    constexpr int BOX_COLUMNS = Mainloop::BOX_COLUMNS, BOXES = Mainloop::BOXES_A_COPY;
-    static_assert(BN % (BOX_COLUMNS * BOXES) == 0, "the boxes a copy brings must divide a slice's boxes of B");
-    mbarrier_wait(&ring.empty[s], (count / STAGES + 1) % 2);
-    mbarrier_arrive_expect_bytes(&ring.full[s], Mainloop::STAGE_BYTES);
-    if (CLUSTER == 1)
-        tma_load_2d(tile, map_a, k0, row0, &ring.full[s]);
-    else   // this block's share of A's rows, into every block of the cluster
-        tma_load_2d_multicast(tile + rank * (Mainloop::A_BYTES / CLUSTER), map_a, k0, row0 + rank * (BM / CLUSTER),
-                              &ring.full[s], (1u << CLUSTER) - 1);
-    if (BOXES > 1 && N % BOX_COLUMNS == 0)   // several boxes a copy (the host's 3-D map: same rule)
-        for (int j = 0; j < BN / BOX_COLUMNS; j += BOXES)
-            tma_load_3d(tile + Mainloop::A_BYTES + j * Mainloop::B_BOX_BYTES, map_b, 0, k0, col0 / BOX_COLUMNS + j,
-                        &ring.full[s]);
-    else
-        for (int j = 0; j < BN / BOX_COLUMNS; ++j)
-            tma_load_2d(tile + Mainloop::A_BYTES + j * Mainloop::B_BOX_BYTES, map_b, col0 + BOX_COLUMNS * j, k0,
-                        &ring.full[s]);
-}
-
-// The same, the stage's number and address worked out from `count`.
-template <class Mainloop>
-__device__ __forceinline__ void copy_slice(const Ring<Mainloop>& ring, int count, int row0, int col0, int N, int k0,
-                                           const CUtensorMap* map_a, const CUtensorMap* map_b, unsigned rank)
-{
-    copy_slice<Mainloop>(ring, count, count % STAGES, ring.stage(count), row0, col0, N, k0, map_a, map_b, rank);
-}
-
-// Every K-slice of the tile at (row0, col0) into the ring, from slice number `count` of the ring on, by the
-// producer warpgroup (tid 0..127).
-// - With tensor maps (`tma`) thread 0 asks the copy engine for each slice (copy_slice).
-// - Without, where Mainloop::OWN_LOADS, all 128 threads load it element by element, with the same zeros, into
-//   the same swizzled layout, fence (the tensor cores read what ordinary stores wrote) and arrive. A mainloop
-//   without OWN_LOADS is launched only on operands that have maps (the host's aligned copies, `align_rows`).
 template <class Mainloop>
 __device__ __forceinline__ void produce_tile(const Ring<Mainloop>& ring, int& count, int row0, int col0, int M,
                                              int N, int K, const typename Mainloop::Element* __restrict__ A,
@@ -63,12 +28,29 @@ __device__ __forceinline__ void produce_tile(const Ring<Mainloop>& ring, int& co
                                              unsigned rank)
 {
     using T = typename Mainloop::Element;
+    constexpr int BOX_COLUMNS = Mainloop::BOX_COLUMNS, BOXES = Mainloop::BOXES_A_COPY;
+    static_assert(BN % (BOX_COLUMNS * BOXES) == 0, "the boxes a copy brings must divide a slice's boxes of B");
     for (int k0 = 0; k0 < K; k0 += BK, ++count) {
         const int s = count % STAGES;
         unsigned char* tile = ring.stage(count);
         if (tma) {
-            if (tid == 0)
-                copy_slice<Mainloop>(ring, count, s, tile, row0, col0, N, k0, map_a, map_b, rank);
+            if (tid == 0) {
+                mbarrier_wait(&ring.empty[s], (count / STAGES + 1) % 2);
+                mbarrier_arrive_expect_bytes(&ring.full[s], Mainloop::STAGE_BYTES);
+                if (CLUSTER == 1)
+                    tma_load_2d(tile, map_a, k0, row0, &ring.full[s]);
+                else   // this block's share of A's rows, into every block of the cluster
+                    tma_load_2d_multicast(tile + rank * (Mainloop::A_BYTES / CLUSTER), map_a, k0,
+                                          row0 + rank * (BM / CLUSTER), &ring.full[s], (1u << CLUSTER) - 1);
+                if (BOXES > 1 && N % BOX_COLUMNS == 0)   // several boxes a copy (the host's 3-D map: same rule)
+                    for (int j = 0; j < BN / BOX_COLUMNS; j += BOXES)
+                        tma_load_3d(tile + Mainloop::A_BYTES + j * Mainloop::B_BOX_BYTES, map_b, 0, k0,
+                                    col0 / BOX_COLUMNS + j, &ring.full[s]);
+                else
+                    for (int j = 0; j < BN / BOX_COLUMNS; ++j)
+                        tma_load_2d(tile + Mainloop::A_BYTES + j * Mainloop::B_BOX_BYTES, map_b,
+                                    col0 + BOX_COLUMNS * j, k0, &ring.full[s]);
+            }
             continue;
         }
         if (!Mainloop::OWN_LOADS)

@@ -64,8 +64,3 @@ __device__ __forceinline__ void setup_ring(bool tma)
     else
         cluster_sync();
 }
-
-// What a mainloop does after giving a stage back, where the producer warpgroup makes the copies: nothing.
-struct NoRefill {
-    __device__ void operator()() const {}
-};

@@ -4,8 +4,6 @@
 //   Scheduler::init(n)       thread 0, before the cluster's first barrier (n: the warps that read tiles);
 //   next()                   called by every thread of the cluster the same number of times: the next
 //                            tile's number, or -1 when the block is done;
-//   lead()                   the same sequence, for the one thread that draws where it runs ahead of the
-//                            others and reads no slot (gemm_inline.cuh's copies);
 //   origin(i)                tile i's first row and column of C.
 // Three of them:
 // - OneTile: a block per tile, the grid the tiles (as a launch of one tile a block would);
@@ -51,7 +49,6 @@ struct OneTile {
         taken = true;
         return tile;
     }
-    __device__ int lead() { return next(); }
     __device__ int2 origin(int) const
     {
         if (Group == 1)
@@ -88,7 +85,6 @@ struct StridedTiles : TileGrid<Group> {
         order += gridDim.x / CLUSTER;
         return mine < total() ? mine : -1;
     }
-    __device__ int lead() { return next(); }
 };
 
 // Handed out in order, one at a time, to whichever cluster asks first. Cluster c starts on tile c, as a grid of
@@ -180,21 +176,6 @@ struct QueuedTiles : TileGrid<Group> {
             __syncwarp();
             if (threadIdx.x % 32 == 0)
                 mbarrier_arrive_cluster(&slot_empty[s], 0);
-        }
-        if (When == Draw::ahead && drawer && tile >= 0)
-            ticket = atomicAdd(&tile_ticket, 1u);
-        return tile;
-    }
-
-    // The drawer alone, where it runs ahead of the readers (by less than a tile): it publishes each later tile
-    // as next() does and knows it without reading the slot back, so it is no reader (init's count leaves it out).
-    __device__ int lead()
-    {
-        const int j = taken++;
-        int tile = first();
-        if (j > 0) {
-            tile = tile_of(When == Draw::when_needed ? atomicAdd(&tile_ticket, 1u) : ticket);
-            publish((j - 1) % 2, (j - 1) / 2, tile);
         }
         if (When == Draw::ahead && drawer && tile >= 0)
             ticket = atomicAdd(&tile_ticket, 1u);
