@@ -166,7 +166,9 @@ struct Bf16Mainloop {
 
         // Its 64 x 256 part of the tile at (row0, col0) into C: each thread's pairs of neighbouring columns as
         // one 8-byte store where C's rows start on 8 bytes (N even, C on 8 bytes) and both lie inside, else one
-        // by one; nothing outside C.
+        // by one; nothing outside C. Add: added to what C holds (read past L1: another block wrote it), for a
+        // piece of a tile cut along K (epilogue.cuh, store_piece).
+        template <bool Add = false>
         __device__ __forceinline__ void store(const float (&d)[128], float* __restrict__ C, int M, int N, int row0,
                                               int col0) const
         {
@@ -180,12 +182,17 @@ struct Bf16Mainloop {
                         continue;
                     float* out = C + (size_t)r * N + c;
                     if (pairs && c + 1 < N) {
-                        *reinterpret_cast<float2*>(out) = make_float2(d[4 * i + 2 * h], d[4 * i + 2 * h + 1]);
+                        float2 v = make_float2(d[4 * i + 2 * h], d[4 * i + 2 * h + 1]);
+                        if (Add) {
+                            const float2 was = __ldcg(reinterpret_cast<const float2*>(out));
+                            v = make_float2(was.x + v.x, was.y + v.y);
+                        }
+                        *reinterpret_cast<float2*>(out) = v;
                     } else {
                         if (c < N)
-                            out[0] = d[4 * i + 2 * h];
+                            out[0] = Add ? __ldcg(out) + d[4 * i + 2 * h] : d[4 * i + 2 * h];
                         if (c + 1 < N)
-                            out[1] = d[4 * i + 2 * h + 1];
+                            out[1] = Add ? __ldcg(out + 1) + d[4 * i + 2 * h + 1] : d[4 * i + 2 * h + 1];
                     }
                 }
         }

@@ -1,15 +1,19 @@
 // The tile scheduler, the first of the three roles (gemm.cuh): which tile of C
 // a block computes next. Every scheduler has the same face:
-//   Scheduler(M, N, draws)   each thread makes its own (`draws`: the one thread that draws tickets);
+//   Scheduler(M, N, K, draws) each thread makes its own (`draws`: the one thread that draws tickets);
 //   Scheduler::init(n)       thread 0, before the cluster's first barrier (n: the warps that read tiles);
 //   next()                   called by every thread of the cluster the same number of times: the next
 //                            tile's number, or -1 when the block is done;
-//   origin(i)                tile i's first row and column of C.
-// Three of them:
+//   origin(i)                tile i's first row and column of C;
+//   k_from(), k_to(K)        the part of K that the tile's work covers: all of it, but in StreamKTiles;
+//   cuts                     true where a tile may be cut along K into pieces that meet in C (StreamKTiles).
+// Four of them:
 // - OneTile: a block per tile, the grid the tiles (as a launch of one tile a block would);
 // - StridedTiles: a persistent grid, a fixed share a cluster (CUTLASS's static persistent scheduler);
 // - QueuedTiles: a persistent grid, tiles handed out in order to whichever cluster asks first, by all of the
-//   grid's clusters or by as few as take them in the same rounds.
+//   grid's clusters or by as few as take them in the same rounds;
+// - StreamKTiles: a persistent grid, whole tiles in rounds, and the tiles of a last partial round cut along K
+//   and shared out among all the blocks (Stream-K's data-parallel + one-tile hybrid).
 //
 // The order of the tiles, each scheduler's Group: clusters walk Group tile rows down before moving one cluster
 // tile right (a cluster tile: CLUSTER tiles side by side, the cluster's blocks taking the same rows), so that
@@ -19,6 +23,7 @@
 #pragma once
 
 #include "ring.cuh"
+#include "../common/stream_k_marks.cuh"   // the launch's marks (StreamKTiles): ticket, progress[], wait_for
 
 #if !defined(BM) || !defined(BN)
 #error "BM and BN come from kernels/registry.yaml as -D defines"
@@ -36,12 +41,19 @@ __device__ __forceinline__ int2 grouped_origin(int order, int rows, int columns)
 
 // A block per tile: the block's own, by its place in the grid. Blocks start roughly in launch order (x fastest,
 // a cluster's blocks together), so the blocks running at one time compute neighbouring tiles of that order.
+// The face's defaults: a tile's work covers all of K.
+struct WholeK {
+    static constexpr bool cuts = false;
+    __device__ int k_from() const { return 0; }
+    __device__ int k_to(int K) const { return K; }
+};
+
 template <int Group>
-struct OneTile {
+struct OneTile : WholeK {
     static constexpr bool persistent = false;
     bool taken;
 
-    __device__ OneTile(int, int, bool) : taken(false) {}
+    __device__ OneTile(int, int, int, bool) : taken(false) {}
     __device__ static void init(int) {}
     __device__ int next()
     {
@@ -60,7 +72,7 @@ struct OneTile {
 
 // The tiles of an M x N product, in cluster tiles, numbered in the grouped order.
 template <int Group>
-struct TileGrid {
+struct TileGrid : WholeK {
     static constexpr bool persistent = true;
     int rows, columns;
 
@@ -77,7 +89,7 @@ struct StridedTiles : TileGrid<Group> {
     using TileGrid<Group>::total;
     int order;
 
-    __device__ StridedTiles(int M, int N, bool) : TileGrid<Group>(M, N), order(blockIdx.x / CLUSTER) {}
+    __device__ StridedTiles(int M, int N, int, bool) : TileGrid<Group>(M, N), order(blockIdx.x / CLUSTER) {}
     __device__ static void init(int) {}
     __device__ int next()
     {
@@ -122,7 +134,8 @@ struct QueuedTiles : TileGrid<Group> {
     bool drawer;        // thread 0 of the cluster's block 0
     unsigned ticket;    // the drawer's, for the next slot (Draw::ahead): drawn a tile ahead
 
-    __device__ QueuedTiles(int M, int N, bool draws) : TileGrid<Group>(M, N), taken(0), drawer(draws), ticket(0)
+    __device__ QueuedTiles(int M, int N, int, bool draws)
+        : TileGrid<Group>(M, N), taken(0), drawer(draws), ticket(0)
     {
         const int clusters = gridDim.x / CLUSTER, rounds = (total() + clusters - 1) / clusters;
         active = WholeRounds ? (total() + rounds - 1) / rounds : clusters;
@@ -181,4 +194,67 @@ struct QueuedTiles : TileGrid<Group> {
             ticket = atomicAdd(&tile_ticket, 1u);
         return tile;
     }
+};
+
+// Stream-K on the tensor cores (Osama et al., "Stream-K: Work-centric Parallel Decomposition for Dense
+// Matrix-Matrix Multiplication on the GPU", PPoPP 2023; CUTLASS's SM90 stream-K tile scheduler): the paper's
+// "data-parallel + one-tile Stream-K" hybrid, the SIMT chapter's (kernels/common/stream_k.cuh, whole_tiles)
+// on the persistent tensor-core body. Every block of the grid, one a multiprocessor, takes whole tiles in
+// rounds, tile number + j * W of the grouped order; the tiles of the last, partial round are cut along K:
+// their S K-slices are shared out, block w taking [w S / W, (w + 1) S / W), walked backwards, so that the
+// piece of which it holds slice 0 comes first and the one it waits for last. At 8192 in BF16, 2048 tiles on
+// 132 blocks: 15 rounds whole, then 68 tiles' slices, about half a tile a block; against 128 blocks of 16
+// tiles each (WholeRounds), every block does about 1,986 slices instead of 2,048.
+// The pieces of a cut tile meet in C, in the order of K (store_piece, epilogue.cuh), through progress[]
+// and the block numbers of stream_k_marks.cuh, marked with the launch's number: nothing survives a launch.
+__shared__ int stream_k_number;        // this block's ticket: its place in the launch's order of start
+__shared__ unsigned stream_k_launch;   // the launch's number, the kernel's last parameter
+
+// Every thread of the block, before gemm: the block's number and the launch's, for StreamKTiles.
+__device__ __forceinline__ void stream_k_start(unsigned launch)
+{
+    if (threadIdx.x == 0)
+        stream_k_launch = launch;
+    take_ticket(stream_k_number, launch, gridDim.x);   // ends with the block's barrier
+}
+
+template <int Group>
+struct StreamKTiles : TileGrid<Group> {
+    static_assert(CLUSTER == 1 || Group < 0, "StreamKTiles hands out tiles to single blocks");   // (where used)
+    static constexpr bool cuts = true;
+    using TileGrid<Group>::total;
+    int W, number, per_tile, whole, dp;   // blocks; this one's number; slices a tile; tiles whole; next one
+    long long S, first, end;              // the cut tiles' slices; this block's range of them still to walk
+    int from, to, owner;                  // the piece now: its tile's slices [from, to), the block of slice 0
+
+    __device__ StreamKTiles(int M, int N, int K, bool)
+        : TileGrid<Group>(M, N), W(gridDim.x), number(stream_k_number), per_tile((K + BK - 1) / BK),
+          whole(int(whole_tiles(total(), W, true))), dp(number), S((long long)(total() - whole) * per_tile),
+          first(number * S / W), end((number + 1) * S / W), from(0), to(per_tile), owner(0)
+    {
+    }
+    __device__ static void init(int) {}
+
+    __device__ int next()
+    {
+        if (dp < whole) {   // a whole tile
+            const int tile = dp;
+            dp += W;
+            from = 0;
+            to = per_tile;
+            return tile;
+        }
+        if (end <= first)
+            return -1;
+        const long long tile = (end - 1) / per_tile, tile_first = tile * per_tile;
+        from = int(max(first, tile_first) - tile_first);
+        to = int(end - tile_first);
+        owner = owner_of(tile_first, S, W);
+        end = tile_first + from;
+        return whole + int(tile);
+    }
+
+    __device__ bool cut() const { return from > 0 || to < per_tile; }
+    __device__ int k_from() const { return from * BK; }
+    __device__ int k_to(int K) const { return min(K, to * BK); }
 };
