@@ -47,6 +47,19 @@ __device__ __forceinline__ unsigned long long marked(unsigned launch, unsigned v
 // bytes in gpu_hybrid_stream_k's main loop, which then ran measurably slower.
 __device__ __noinline__ void stop() { __trap(); }
 
+// One thread's draw of the next number, 0 ... W-1, among the W takers of the
+// launch (blocks, or clusters: sm90/scheduler.cuh's stream_k_start).
+__device__ __forceinline__ int draw_ticket(unsigned launch, long long W)
+{
+    const unsigned long long seen = atomicAdd(&ticket, 0ull);
+    if (seen >> 32 != launch)   // another launch's: the first block to get here starts this launch's count
+        atomicCAS(&ticket, seen, marked(launch, 0));
+    const unsigned long long mine = atomicAdd(&ticket, 1ull);
+    if (mine >> 32 != launch || (mine & 0xFFFFFFFFu) >= W)
+        stop();   // numbered past W: another launch of this module is taking tickets
+    return int(mine & 0xFFFFFFFFu);
+}
+
 // This block's number, 0 ... W-1, among the W blocks of the launch that take
 // one (all of them, but for gpu_async_stream_k's), in the order they start: a block
 // only ever waits for one numbered before it, which is running already.
@@ -54,15 +67,8 @@ __device__ __forceinline__ void take_ticket(int& number, unsigned launch, long l
 {
     if (W > MAX_BLOCKS)
         stop();   // more blocks than progress[] has places: the launch fails, not the result
-    if (threadIdx.x == 0) {
-        const unsigned long long seen = atomicAdd(&ticket, 0ull);
-        if (seen >> 32 != launch)   // another launch's: the first block to get here starts this launch's count
-            atomicCAS(&ticket, seen, marked(launch, 0));
-        const unsigned long long mine = atomicAdd(&ticket, 1ull);
-        if (mine >> 32 != launch || (mine & 0xFFFFFFFFu) >= W)
-            stop();   // numbered past W: another launch of this module is taking tickets
-        number = int(mine & 0xFFFFFFFFu);
-    }
+    if (threadIdx.x == 0)
+        number = draw_ticket(launch, W);
     __syncthreads();
 }
 

@@ -136,14 +136,15 @@ struct BufferStore {
 // the piece that holds slice 0 stores its sums into C; each later one waits until the pieces before it have
 // summed `from` slices there, adds its own to what it reads, and stores (the consumer's store, Add), so that
 // the sums meet in the order of K and a result is the same bit for bit from launch to launch. Then it marks
-// its rows' progress with `to` (progress[]: a place per consumer warpgroup of the block holding slice 0;
-// stream_k_marks.cuh). Ordinary stores and loads, not the copy engine's: they are what the marks order.
+// its part's progress with `to` (progress[]: a place per block and consumer warpgroup of the block or cluster
+// holding slice 0; stream_k_marks.cuh). Ordinary stores and loads, not the copy engine's: they are what the marks order.
 template <class Mainloop>
 __device__ __forceinline__ void store_piece(const typename Mainloop::Consumer& me, const float (&d)[128],
                                             float* __restrict__ C, int M, int N, int2 origin, int from, int to,
                                             int owner, int warpgroup)
 {
-    unsigned long long* done = &progress[Mainloop::CONSUMERS * owner + warpgroup - 1];
+    const int rank = CLUSTER == 1 ? 0 : int(cluster_rank());   // the block's place in its (the owner's) cluster
+    unsigned long long* done = &progress[(owner * CLUSTER + rank) * Mainloop::CONSUMERS + warpgroup - 1];
     const bool lead = threadIdx.x % 128 == 0;
     if (from > 0) {
         if (lead)

@@ -181,7 +181,10 @@ struct Tf32Mainloop {
 
         // --- what the epilogue (epilogue.cuh) asks of the accumulators ---
 
-        // Its 256 x 64 part of the tile at (row0, col0) into C, each value on its own; nothing outside C.
+        // Its 256 x 64 part of the tile at (row0, col0) into C, each value on its own; nothing outside C. Add:
+        // added to what C holds (read past L1: another block wrote it), for a piece of a tile cut along K
+        // (epilogue.cuh, store_piece).
+        template <bool Add = false>
         __device__ __forceinline__ void store(const float (&d)[128], float* __restrict__ C, int M, int N, int row0,
                                               int col0) const
         {
@@ -190,8 +193,10 @@ struct Tf32Mainloop {
 #pragma unroll
                 for (int h = 0; h < 4; ++h) {
                     const int r = row0 + 8 * i + 2 * t + h % 2, c = col0 + (h < 2 ? n_lo : n_hi);
-                    if (r < M && c < N)
-                        C[(size_t)r * N + c] = d[4 * i + h];
+                    if (r < M && c < N) {
+                        float* out = C + (size_t)r * N + c;
+                        *out = Add ? __ldcg(out) + d[4 * i + h] : d[4 * i + h];
+                    }
                 }
         }
 

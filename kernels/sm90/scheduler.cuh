@@ -202,33 +202,47 @@ struct QueuedTiles : TileGrid<Group> {
 // on the persistent tensor-core body. Every block of the grid, one a multiprocessor, takes whole tiles in
 // rounds, tile number + j * W of the grouped order; the tiles of the last, partial round are cut along K:
 // their S K-slices are shared out, block w taking [w S / W, (w + 1) S / W), walked backwards, so that the
-// piece of which it holds slice 0 comes first and the one it waits for last. At 8192 in BF16, 2048 tiles on
+// piece of which it holds slice 0 comes first and the one it waits for last. (Blocks, or clusters: below.) At 8192 in BF16, 2048 tiles on
 // 132 blocks: 15 rounds whole, then 68 tiles' slices, about half a tile a block; against 128 blocks of 16
 // tiles each (WholeRounds), every block does about 1,986 slices instead of 2,048.
 // The pieces of a cut tile meet in C, in the order of K (store_piece, epilogue.cuh), through progress[]
 // and the block numbers of stream_k_marks.cuh, marked with the launch's number: nothing survives a launch.
-__shared__ int stream_k_number;        // this block's ticket: its place in the launch's order of start
+// In a cluster (CLUSTER > 1) the unit is the cluster: its blocks take cluster tiles, side by side along N with
+// the same rows, and walk the same pieces in step (A's slices are multicast to both); the cluster draws one
+// ticket, and a piece's marks are kept per block of the cluster and consumer warpgroup.
+__shared__ int stream_k_number;        // this block's (its cluster's) ticket: its place in the order of start
 __shared__ unsigned stream_k_launch;   // the launch's number, the kernel's last parameter
 
-// Every thread of the block, before gemm: the block's number and the launch's, for StreamKTiles.
+// Every thread of the block, before gemm: the block's (cluster's) number and the launch's, for StreamKTiles.
 __device__ __forceinline__ void stream_k_start(unsigned launch)
 {
+    if (gridDim.x * 2 > MAX_BLOCKS)
+        stop();   // more marks than progress[] has places (up to two consumer warpgroups a block)
     if (threadIdx.x == 0)
         stream_k_launch = launch;
-    take_ticket(stream_k_number, launch, gridDim.x);   // ends with the block's barrier
+    if (CLUSTER == 1) {
+        take_ticket(stream_k_number, launch, gridDim.x);   // ends with the block's barrier
+        return;
+    }
+    cluster_sync();   // every block of the cluster runs before one writes into another's shared memory
+    if (threadIdx.x == 0 && cluster_rank() == 0) {
+        const int number = draw_ticket(launch, gridDim.x / CLUSTER);
+        for (unsigned r = 0; r < CLUSTER; ++r)
+            store_cluster(&stream_k_number, r, number);
+    }
+    cluster_sync();
 }
 
 template <int Group>
 struct StreamKTiles : TileGrid<Group> {
-    static_assert(CLUSTER == 1 || Group < 0, "StreamKTiles hands out tiles to single blocks");   // (where used)
     static constexpr bool cuts = true;
     using TileGrid<Group>::total;
-    int W, number, per_tile, whole, dp;   // blocks; this one's number; slices a tile; tiles whole; next one
-    long long S, first, end;              // the cut tiles' slices; this block's range of them still to walk
-    int from, to, owner;                  // the piece now: its tile's slices [from, to), the block of slice 0
+    int W, number, per_tile, whole, dp;   // clusters; this one's number; slices a tile; tiles whole; next one
+    long long S, first, end;              // the cut tiles' slices; this cluster's range of them still to walk
+    int from, to, owner;                  // the piece now: its tile's slices [from, to), the cluster of slice 0
 
     __device__ StreamKTiles(int M, int N, int K, bool)
-        : TileGrid<Group>(M, N), W(gridDim.x), number(stream_k_number), per_tile((K + BK - 1) / BK),
+        : TileGrid<Group>(M, N), W(gridDim.x / CLUSTER), number(stream_k_number), per_tile((K + BK - 1) / BK),
           whole(int(whole_tiles(total(), W, true))), dp(number), S((long long)(total() - whole) * per_tile),
           first(number * S / W), end((number + 1) * S / W), from(0), to(per_tile), owner(0)
     {
