@@ -36,15 +36,18 @@
 // Ragged sizes: as step 44 (the host's aligned copies where rows are off
 // 16 bytes); any K, a piece of one slice included.
 //
-// Parameters: step 44's, the grid every SM; the kernel takes the launch's
-// number after its maps (`launch_number` in the registry). Needs sm_90a.
+// Parameters: step 44's, the grid every SM, and MIN_PIECE, the fewest
+// K-slices a block's share of the cut tiles should hold (scheduler.cuh says
+// why; 1024 cut into two pieces a tile rather than four); the kernel takes
+// the launch's number after its maps (`launch_number` in the registry).
+// Needs sm_90a.
 
 #include "../sm90/mainloop_bf16.cuh"
 #include "../sm90/gemm.cuh"
 #include "../common/pad_copy.cuh"   // pad_copy: the operands onto 16 bytes (align_rows in the registry)
 
 using Mainloop = Bf16Mainloop<true, false, B_BLOCKS>;
-using Scheduler = StreamKTiles<GROUP>;
+using Scheduler = StreamKTiles<GROUP, MIN_PIECE>;
 
 extern "C" __global__ void __launch_bounds__(Mainloop::THREADS, 1)
 gpu_wgmma_bf16_stream_k(int M, int N, int K, const bf16* __restrict__ A, const bf16* __restrict__ B,

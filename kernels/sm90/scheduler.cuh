@@ -233,18 +233,25 @@ __device__ __forceinline__ void stream_k_start(unsigned launch)
     cluster_sync();
 }
 
-template <int Group>
+// MinPiece: the fewest K-slices a worker's share of the cut tiles should hold. Handing a piece on costs about
+// what storing a tile of C costs (a store of the piece, a wait, a read of what the piece before stored), some
+// thousands of cycles, as much as several slices' multiplications: so the cut tiles' slices go to no more
+// workers than give each MinPiece of them, and to no fewer than there are cut tiles (no worker then takes
+// more than a tile's slices where the grid has blocks to spare). The workers are the first by number.
+template <int Group, int MinPiece>
 struct StreamKTiles : TileGrid<Group> {
     static constexpr bool cuts = true;
     using TileGrid<Group>::total;
     int W, number, per_tile, whole, dp;   // clusters; this one's number; slices a tile; tiles whole; next one
-    long long S, first, end;              // the cut tiles' slices; this cluster's range of them still to walk
-    int from, to, owner;                  // the piece now: its tile's slices [from, to), the cluster of slice 0
+    long long S, workers, first, end;     // the cut tiles' slices, shared by `workers`; this one's range to walk
+    int from, to, owner;                  // the piece now: its tile's slices [from, to), the worker of slice 0
 
     __device__ StreamKTiles(int M, int N, int K, bool)
         : TileGrid<Group>(M, N), W(gridDim.x / CLUSTER), number(stream_k_number), per_tile((K + BK - 1) / BK),
           whole(int(whole_tiles(total(), W, true))), dp(number), S((long long)(total() - whole) * per_tile),
-          first(number * S / W), end((number + 1) * S / W), from(0), to(per_tile), owner(0)
+          workers(min((long long)W, max((long long)(total() - whole), S / MinPiece))),
+          first(number < workers ? number * S / workers : 0), end(number < workers ? (number + 1) * S / workers : 0),
+          from(0), to(per_tile), owner(0)
     {
     }
     __device__ static void init(int) {}
@@ -263,7 +270,7 @@ struct StreamKTiles : TileGrid<Group> {
         const long long tile = (end - 1) / per_tile, tile_first = tile * per_tile;
         from = int(max(first, tile_first) - tile_first);
         to = int(end - tile_first);
-        owner = owner_of(tile_first, S, W);
+        owner = owner_of(tile_first, S, workers);
         end = tile_first + from;
         return whole + int(tile);
     }
