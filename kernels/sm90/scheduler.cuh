@@ -233,12 +233,16 @@ __device__ __forceinline__ void stream_k_start(unsigned launch)
     cluster_sync();
 }
 
+// Hybrid: the paper's data-parallel + one-tile hybrid, as above; or (false) plain Stream-K, every tile's
+// slices shared out (but for one wave at least 7/8 full, which goes whole, as stream_k.cuh's stream_k): each
+// block's range then starts and ends inside tiles at places that differ from block to block, and so do the
+// moments its whole tiles go out to C.
 // MinPiece: the fewest K-slices a worker's share of the cut tiles should hold. Handing a piece on costs about
 // what storing a tile of C costs (a store of the piece, a wait, a read of what the piece before stored), some
 // thousands of cycles, as much as several slices' multiplications: so the cut tiles' slices go to no more
 // workers than give each MinPiece of them, and to no fewer than there are cut tiles (no worker then takes
 // more than a tile's slices where the grid has blocks to spare). The workers are the first by number.
-template <int Group, int MinPiece>
+template <int Group, int MinPiece, bool Hybrid = true>
 struct StreamKTiles : TileGrid<Group> {
     static constexpr bool cuts = true;
     using TileGrid<Group>::total;
@@ -248,7 +252,8 @@ struct StreamKTiles : TileGrid<Group> {
 
     __device__ StreamKTiles(int M, int N, int K, bool)
         : TileGrid<Group>(M, N), W(gridDim.x / CLUSTER), number(stream_k_number), per_tile((K + BK - 1) / BK),
-          whole(int(whole_tiles(total(), W, true))), dp(number), S((long long)(total() - whole) * per_tile),
+          whole(Hybrid ? int(whole_tiles(total(), W, true)) : total() < W && total() * 8 >= W * 7 ? total() : 0),
+          dp(number), S((long long)(total() - whole) * per_tile),
           workers(min((long long)W, max((long long)(total() - whole), S / MinPiece))),
           first(number < workers ? number * S / workers : 0), end(number < workers ? (number + 1) * S / workers : 0),
           from(0), to(per_tile), owner(0)
