@@ -9,9 +9,10 @@
 //
 // The problem: step 41's whole rounds leave multiprocessors idle. At 8192,
 // 2048 tiles of 128 x 256 on an H100's or H200's 132 SMs are 15.5 rounds;
-// step 41 takes 16 rounds on 128 blocks, and 4 SMs do nothing all launch. At 4096, 512 tiles: 4 rounds on 128 blocks, the same 4
-// idle. A whole tile for every SM in the last round would leave half of
-// them idle instead.
+// step 41 takes 16 rounds on 128 blocks, and 4 SMs do nothing all launch.
+// At 4096, 512 tiles: 4 rounds on 128 blocks, the same 4 idle. A whole
+// tile for every SM in the last round would leave half of them idle
+// instead.
 //
 // What changes: the scheduler, StreamKTiles (scheduler.cuh), and a way out
 // for the pieces (store_piece, epilogue.cuh). Every block takes whole tiles

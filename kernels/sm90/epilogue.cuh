@@ -137,7 +137,8 @@ struct BufferStore {
 // summed `from` slices there, adds its own to what it reads, and stores (the consumer's store, Add), so that
 // the sums meet in the order of K and a result is the same bit for bit from launch to launch. Then it marks
 // its part's progress with `to` (progress[]: a place per block and consumer warpgroup of the block or cluster
-// holding slice 0; stream_k_marks.cuh). Ordinary stores and loads, not the copy engine's: they are what the marks order.
+// holding slice 0; stream_k_marks.cuh). Ordinary stores and loads, not the copy engine's: they are what the
+// marks order.
 template <class Mainloop>
 __device__ __forceinline__ void store_piece(const typename Mainloop::Consumer& me, const float (&d)[128],
                                             float* __restrict__ C, int M, int N, int2 origin, int from, int to,

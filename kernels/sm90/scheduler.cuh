@@ -13,7 +13,8 @@
 // - QueuedTiles: a persistent grid, tiles handed out in order to whichever cluster asks first, by all of the
 //   grid's clusters or by as few as take them in the same rounds;
 // - StreamKTiles: a persistent grid, whole tiles in rounds, and the tiles of a last partial round cut along K
-//   and shared out among all the blocks (Stream-K's data-parallel + one-tile hybrid).
+//   and shared out among all the blocks (Stream-K's data-parallel + one-tile hybrid), or every tile's slices
+//   shared out (plain Stream-K).
 //
 // The order of the tiles, each scheduler's Group: clusters walk Group tile rows down before moving one cluster
 // tile right (a cluster tile: CLUSTER tiles side by side, the cluster's blocks taking the same rows), so that
@@ -39,8 +40,6 @@ __device__ __forceinline__ int2 grouped_origin(int order, int rows, int columns)
     return make_int2((first + within % height) * BM, (within / height * CLUSTER + blockIdx.x % CLUSTER) * BN);
 }
 
-// A block per tile: the block's own, by its place in the grid. Blocks start roughly in launch order (x fastest,
-// a cluster's blocks together), so the blocks running at one time compute neighbouring tiles of that order.
 // The face's defaults: a tile's work covers all of K.
 struct WholeK {
     static constexpr bool cuts = false;
@@ -48,6 +47,8 @@ struct WholeK {
     __device__ int k_to(int K) const { return K; }
 };
 
+// A block per tile: the block's own, by its place in the grid. Blocks start roughly in launch order (x fastest,
+// a cluster's blocks together), so the blocks running at one time compute neighbouring tiles of that order.
 template <int Group>
 struct OneTile : WholeK {
     static constexpr bool persistent = false;
@@ -202,9 +203,9 @@ struct QueuedTiles : TileGrid<Group> {
 // on the persistent tensor-core body. Every block of the grid, one a multiprocessor, takes whole tiles in
 // rounds, tile number + j * W of the grouped order; the tiles of the last, partial round are cut along K:
 // their S K-slices are shared out, block w taking [w S / W, (w + 1) S / W), walked backwards, so that the
-// piece of which it holds slice 0 comes first and the one it waits for last. (Blocks, or clusters: below.) At 8192 in BF16, 2048 tiles on
-// 132 blocks: 15 rounds whole, then 68 tiles' slices, about half a tile a block; against 128 blocks of 16
-// tiles each (WholeRounds), every block does about 1,986 slices instead of 2,048.
+// piece of which it holds slice 0 comes first and the one it waits for last (blocks, or clusters: below). At
+// 8192 in BF16, 2048 tiles on 132 blocks: 15 rounds whole, then 68 tiles' slices, about half a tile a block;
+// against 128 blocks of 16 tiles each (WholeRounds), every block does about 1,986 slices instead of 2,048.
 // The pieces of a cut tile meet in C, in the order of K (store_piece, epilogue.cuh), through progress[]
 // and the block numbers of stream_k_marks.cuh, marked with the launch's number: nothing survives a launch.
 // In a cluster (CLUSTER > 1) the unit is the cluster: its blocks take cluster tiles, side by side along N with
