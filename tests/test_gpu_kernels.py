@@ -115,11 +115,6 @@ def test_a_stream_k_launch_ignores_what_an_interrupted_one_left(registry, gpu_bu
     if variant.unsupported(gpu_builds["arch"]):
         pytest.skip(variant.unsupported(gpu_builds["arch"]))
     cubin = gpu_builds[vid, "float32"]
-
-    def module_global(gpu, name):   # the module the launches use: the driver's for a kernel with tensor maps
-        kernel = gpu.held(("driver kernel", str(cubin)))
-        return kernel.global_address(name) if kernel is not None else gpu.module_global(cubin, name)
-
     with GpuSession() as gpu:
         # tiles cut in pieces at the first two, and at 4096 in step 45's last round
         for shape in (Shape(1537, 3001, 997), Shape(1000, 1000, 1000), Shape(4096, 4096, 4096)):
@@ -130,8 +125,8 @@ def test_a_stream_k_launch_ignores_what_an_interrupted_one_left(registry, gpu_bu
             for planted in (False, True, False):
                 if planted:
                     interrupted = next(launching.LAUNCHES)   # the number the stopped launch had
-                    ticket, _ = module_global(gpu, "ticket")
-                    progress, size = module_global(gpu, "progress")
+                    ticket, _ = gpu.module_global(cubin, "ticket")   # the module its launches use
+                    progress, size = gpu.module_global(cubin, "progress")
                     gpu.copy_in(ticket, np.array([interrupted << 32 | 5], np.uint64))
                     gpu.copy_in(progress, np.full(size // 8, interrupted << 32 | 3, np.uint64))
                 gpu.fill_u32(d_c, 0xFFFFFFFF, shape.M * shape.N)   # NaN: an element not written shows
