@@ -152,7 +152,7 @@ __device__ __forceinline__ void store_piece(const typename Mainloop::Consumer& m
             wait_for(done, stream_k_launch, from);
         named_barrier(1 + warpgroup, 128);
         __threadfence();
-        me.template store<true>(d, C, M, N, origin.x, origin.y);
+        me.add(d, C, M, N, origin.x, origin.y);
     } else {
         me.store(d, C, M, N, origin.x, origin.y);
     }

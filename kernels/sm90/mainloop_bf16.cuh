@@ -166,9 +166,7 @@ struct Bf16Mainloop {
 
         // Its 64 x 256 part of the tile at (row0, col0) into C: each thread's pairs of neighbouring columns as
         // one 8-byte store where C's rows start on 8 bytes (N even, C on 8 bytes) and both lie inside, else one
-        // by one; nothing outside C. Add: added to what C holds (read past L1: another block wrote it), for a
-        // piece of a tile cut along K (epilogue.cuh, store_piece).
-        template <bool Add = false>
+        // by one; nothing outside C.
         __device__ __forceinline__ void store(const float (&d)[128], float* __restrict__ C, int M, int N, int row0,
                                               int col0) const
         {
@@ -182,19 +180,54 @@ struct Bf16Mainloop {
                         continue;
                     float* out = C + (size_t)r * N + c;
                     if (pairs && c + 1 < N) {
-                        float2 v = make_float2(d[4 * i + 2 * h], d[4 * i + 2 * h + 1]);
-                        if (Add) {
-                            const float2 was = __ldcg(reinterpret_cast<const float2*>(out));
-                            v = make_float2(was.x + v.x, was.y + v.y);
-                        }
+                        *reinterpret_cast<float2*>(out) = make_float2(d[4 * i + 2 * h], d[4 * i + 2 * h + 1]);
+                    } else {
+                        if (c < N)
+                            out[0] = d[4 * i + 2 * h];
+                        if (c + 1 < N)
+                            out[1] = d[4 * i + 2 * h + 1];
+                    }
+                }
+        }
+
+        // The same, added to what C holds (read past L1: another block wrote it), for a piece of a tile cut
+        // along K (epilogue.cuh, store_piece). The reads go out READS pairs at a time before their sums are
+        // stored: read, added and stored pair by pair, each read waited for the store before it, 64 trips to
+        // L2 in a row (a cut tile's hand-over then took as long as its main loop, at 1024).
+        __device__ __forceinline__ void add(const float (&d)[128], float* __restrict__ C, int M, int N, int row0,
+                                            int col0) const
+        {
+            constexpr int READS = 16;   // pairs of C in flight a thread (32 registers)
+            const bool pairs = N % 2 == 0 && reinterpret_cast<uintptr_t>(C) % 8 == 0;
+#pragma unroll
+            for (int i0 = 0; i0 < BN / 8; i0 += READS / 2) {
+                float2 was[READS];   // pair j: i = i0 + j / 2, h = j % 2, as in store
+#pragma unroll
+                for (int j = 0; j < READS; ++j) {
+                    const int r = row0 + rows + 16 * w + g + 8 * (j % 2), c = col0 + 8 * (i0 + j / 2) + 2 * t;
+                    const float* in = C + (size_t)r * N + c;
+                    was[j] = r >= M ? make_float2(0.0f, 0.0f)
+                           : pairs && c + 1 < N ? __ldcg(reinterpret_cast<const float2*>(in))
+                           : make_float2(c < N ? __ldcg(in) : 0.0f, c + 1 < N ? __ldcg(in + 1) : 0.0f);
+                }
+#pragma unroll
+                for (int j = 0; j < READS; ++j) {
+                    const int i = i0 + j / 2, h = j % 2;
+                    const int r = row0 + rows + 16 * w + g + 8 * h, c = col0 + 8 * i + 2 * t;
+                    if (r >= M)
+                        continue;
+                    float* out = C + (size_t)r * N + c;
+                    const float2 v = make_float2(was[j].x + d[4 * i + 2 * h], was[j].y + d[4 * i + 2 * h + 1]);
+                    if (pairs && c + 1 < N) {
                         *reinterpret_cast<float2*>(out) = v;
                     } else {
                         if (c < N)
-                            out[0] = Add ? __ldcg(out) + d[4 * i + 2 * h] : d[4 * i + 2 * h];
+                            out[0] = v.x;
                         if (c + 1 < N)
-                            out[1] = Add ? __ldcg(out + 1) + d[4 * i + 2 * h + 1] : d[4 * i + 2 * h + 1];
+                            out[1] = v.y;
                     }
                 }
+            }
         }
 
         // Its part in four quarters of 64 x 64 (a quarter of its 256 columns each): quarter q's place in the
