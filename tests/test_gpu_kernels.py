@@ -102,30 +102,26 @@ def test_the_persistent_steps_give_the_one_tile_steps_bits_launch_after_launch(r
 
 
 @pytest.mark.parametrize("vid", ["gpu_stream_k", "gpu_deep_slices", "gpu_hybrid_stream_k", "gpu_async_stream_k",
-                                 "gpu_async_by_shape", "gpu_async_epilogue", "gpu_wgmma_bf16_stream_k"])
+                                 "gpu_async_by_shape", "gpu_async_epilogue"])
 def test_a_stream_k_launch_ignores_what_an_interrupted_one_left(registry, gpu_builds, vid):
-    """Steps 15 to 17, 19 to 21 and 45 number their blocks by a ticket and hand cut tiles on through progress[],
-    both in global memory. A launch that stopped part way leaves them mid-count: planted here as the previous
-    launch's, the ticket 5 blocks in and every tile's progress at 3 slices. The next launch must ignore them
-    (stream_k_marks.cuh's marks) and give the bits of a clean launch, and a third launch the same bits again;
-    counting on from them, it would number its blocks from 5 and add pieces of tiles to C before their first."""
+    """Steps 15 to 17 and 19 to 21 number their blocks by a ticket and hand cut tiles on through progress[], both in
+    global memory. A launch that stopped part way leaves them mid-count: planted here as the previous launch's, the
+    ticket 5 blocks in and every tile's progress at 3 slices. The next launch must ignore them (stream_k.cuh's
+    marks) and give the bits of a clean launch; counting on from them, it would number its blocks from 5 and
+    add pieces of tiles to C before their first."""
     from matmulstudy.gpu import launch as launching
     from matmulstudy.gpu.session import GpuSession
-    variant = registry[vid]
-    if variant.unsupported(gpu_builds["arch"]):
-        pytest.skip(variant.unsupported(gpu_builds["arch"]))
     cubin = gpu_builds[vid, "float32"]
     with GpuSession() as gpu:
-        # tiles cut in pieces at the first two, and at 4096 in step 45's last round
-        for shape in (Shape(1537, 3001, 997), Shape(1000, 1000, 1000), Shape(4096, 4096, 4096)):
-            a, b = data.operands(*problem(shape, "float32"), variant.precision)
+        for shape in (Shape(1537, 3001, 997), Shape(1000, 1000, 1000)):   # tiles cut in pieces at both
+            a, b = problem(shape, "float32")
             d_a, d_b, d_c = gpu.to_device(a), gpu.to_device(b), gpu.empty(4 * shape.M * shape.N)
-            launch, _ = bench.gpu_launch(gpu, variant, cubin, shape, d_a, d_b, d_c)
+            launch, _ = bench.gpu_launch(gpu, registry[vid], cubin, shape, d_a, d_b, d_c)
             results = []
-            for planted in (False, True, False):
+            for planted in (False, True):
                 if planted:
                     interrupted = next(launching.LAUNCHES)   # the number the stopped launch had
-                    ticket, _ = gpu.module_global(cubin, "ticket")   # the module its launches use
+                    ticket, _ = gpu.module_global(cubin, "ticket")
                     progress, size = gpu.module_global(cubin, "progress")
                     gpu.copy_in(ticket, np.array([interrupted << 32 | 5], np.uint64))
                     gpu.copy_in(progress, np.full(size // 8, interrupted << 32 | 3, np.uint64))
@@ -133,7 +129,7 @@ def test_a_stream_k_launch_ignores_what_an_interrupted_one_left(registry, gpu_bu
                 launch()
                 results.append(gpu.to_host(d_c, (shape.M, shape.N)).view(np.uint32))
             assert not (results[0] == 0xFFFFFFFF).any(), shape.tag
-            assert np.array_equal(results[1], results[0]) and np.array_equal(results[2], results[0]), shape.tag
+            assert np.array_equal(results[1], results[0]), shape.tag
 
 
 @pytest.mark.parametrize("dtype", ["float32", "int32"])

@@ -290,9 +290,9 @@ def test_a_malformed_needs_says_what_it_should_be(tmp_path, needs):
 
 
 def test_a_kernel_takes_a_launch_number_where_its_entry_says_so(registry):
-    """launch.py passes the launch's number last (after C, or after the tensor maps) to the variants with
-    `launch_number` (steps 15 to 17 and 19 to 21; step 45, Stream-K on the tensor cores), and to no others: each
-    kernel's parameter list must agree, or the launch would read past its parameters."""
+    """launch.py passes the launch's number after C to the variants with `launch_number` (steps 15 to 17 and
+    19 to 21), and to no others: each kernel's parameter list must agree, or the launch would read past its
+    parameters."""
     numbered = set()
     for v in registry.values():
         if v.backend != "cuda":
@@ -303,16 +303,15 @@ def test_a_kernel_takes_a_launch_number_where_its_entry_says_so(registry):
             numbered.add(v.id)
     assert numbered == {v.id for v in registry.values() if v.launch_number}
     assert numbered == {"gpu_stream_k", "gpu_deep_slices", "gpu_hybrid_stream_k", "gpu_async_stream_k",
-                        "gpu_async_by_shape", "gpu_async_epilogue", "gpu_wgmma_bf16_stream_k"}
+                        "gpu_async_by_shape", "gpu_async_epilogue"}
 
 
-@pytest.mark.parametrize("vid, value", [("gpu_stream_k", "yes"), ("gpu_wgmma_tma", True), ("cublas", True)])
+@pytest.mark.parametrize("vid, value", [("gpu_stream_k", "yes"), ("gpu_wgmma_queued", True), ("cublas", True)])
 def test_a_bad_launch_number_entry_is_named(vid, value):
     from matmulstudy.study.registry import parse_variants
     registry = load_registry()
     entries = [dict(e, launch_number=value) if e["id"] == vid else dict(e) for e in registry.raw["variants"]]
-    with pytest.raises(StudyError, match="launch_number is true or false, on a cuda kernel without tensor_maps or "
-                                         "with all three"):
+    with pytest.raises(StudyError, match="launch_number is true or false, on a cuda kernel without tensor_maps"):
         parse_variants(entries, chapters=registry.raw.get("chapters"))
 
 

@@ -13,7 +13,6 @@
 // - BufferStore: through a buffer of each consumer warpgroup's own, after the ring, a quarter of its part at
 //   a time, the copy engine's stores going on while the next tile is multiplied.
 // The last two store C by the copy engine where its rows start on 16 bytes (store_map_usable), else directly.
-// A piece of a tile cut along K (StreamKTiles) goes out by store_piece, below, whatever the epilogue.
 
 #pragma once
 
@@ -131,33 +130,3 @@ struct BufferStore {
             tma_store_wait_read();   // the buffer is read out before the block's shared memory goes
     }
 };
-
-// A piece of a tile cut along K (StreamKTiles, scheduler.cuh), by one consumer warpgroup, its rows of the tile:
-// the piece that holds slice 0 stores its sums into C; each later one waits until the pieces before it have
-// summed `from` slices there, adds its own to what it reads, and stores (the consumer's store, Add), so that
-// the sums meet in the order of K and a result is the same bit for bit from launch to launch. Then it marks
-// its part's progress with `to` (progress[]: a place per block and consumer warpgroup of the block or cluster
-// holding slice 0; stream_k_marks.cuh). Ordinary stores and loads, not the copy engine's: they are what the
-// marks order.
-template <class Mainloop>
-__device__ __forceinline__ void store_piece(const typename Mainloop::Consumer& me, const float (&d)[128],
-                                            float* __restrict__ C, int M, int N, int2 origin, int from, int to,
-                                            int owner, int warpgroup)
-{
-    const int rank = CLUSTER == 1 ? 0 : int(cluster_rank());   // the block's place in its (the owner's) cluster
-    unsigned long long* done = &progress[(owner * CLUSTER + rank) * Mainloop::CONSUMERS + warpgroup - 1];
-    const bool lead = threadIdx.x % 128 == 0;
-    if (from > 0) {
-        if (lead)
-            wait_for(done, stream_k_launch, from);
-        named_barrier(1 + warpgroup, 128);
-        __threadfence();
-        me.add(d, C, M, N, origin.x, origin.y);
-    } else {
-        me.store(d, C, M, N, origin.x, origin.y);
-    }
-    __threadfence();   // this piece's sums in C before the mark that announces them
-    named_barrier(1 + warpgroup, 128);
-    if (lead)
-        atomicExch(done, marked(stream_k_launch, to));
-}

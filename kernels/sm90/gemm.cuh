@@ -53,32 +53,22 @@ __device__ __forceinline__ void gemm(int M, int N, int K, const typename Mainloo
         if (!Mainloop::OWN_LOADS && !Mainloop::maps_usable(N, K, A, B))
             __trap();   // launched without the host's aligned copies (align_rows in the registry)
         const unsigned rank = CLUSTER == 1 ? 0 : cluster_rank();
-        Scheduler tiles(M, N, K, rank == 0 && threadIdx.x == 0);   // thread 0 of block 0 draws (QueuedTiles)
+        Scheduler tiles(M, N, rank == 0 && threadIdx.x == 0);   // thread 0 of block 0 draws (QueuedTiles)
         for (int i = tiles.next(); i >= 0; i = tiles.next()) {
             const int2 origin = tiles.origin(i);
             produce_tile<Mainloop>(the_ring<Mainloop>(), count, origin.x, origin.y, M, N, K, A, B, map_a, map_b,
-                                   Mainloop::maps_usable(N, K, A, B), threadIdx.x, rank, tiles.k_from(),
-                                   tiles.k_to(K));
+                                   Mainloop::maps_usable(N, K, A, B), threadIdx.x, rank);
         }
     } else {
         registers_claim<Mainloop::CONSUMER_REGISTERS>();   // a consumer: its part of each tile
         BlockClock clock;   // devbench's CLOCK_TRACE builds: the block's clock and epilogue, read by its first consumer
         const typename Mainloop::Consumer me(warpgroup, threadIdx.x % 128);
         const Epilogue<Mainloop> epilogue(warpgroup, N, C);
-        Scheduler tiles(M, N, K, false);
+        Scheduler tiles(M, N, false);
         for (int i = tiles.next(); i >= 0; i = tiles.next()) {
             float d[128];
-            me.multiply(the_ring<Mainloop>(), count, tiles.k_to(K) - tiles.k_from(),
-                        Scheduler::persistent ? INT_MAX : (K + BK - 1) / BK, d);
+            me.multiply(the_ring<Mainloop>(), count, K, Scheduler::persistent ? INT_MAX : (K + BK - 1) / BK, d);
             clock.epilogue_starts();
-            if constexpr (Scheduler::cuts) {
-                if (tiles.cut()) {   // a piece of a tile cut along K: it meets the others in C (store_piece)
-                    store_piece<Mainloop>(me, d, C, M, N, tiles.origin(i), tiles.from, tiles.to, tiles.owner,
-                                          warpgroup);
-                    clock.epilogue_ends();
-                    continue;
-                }
-            }
             epilogue.store(me, d, C, M, N, tiles.origin(i), map_c);
             clock.epilogue_ends();
         }

@@ -190,46 +190,6 @@ struct Bf16Mainloop {
                 }
         }
 
-        // The same, added to what C holds (read past L1: another block wrote it), for a piece of a tile cut
-        // along K (epilogue.cuh, store_piece). The reads go out READS pairs at a time before their sums are
-        // stored: read, added and stored pair by pair, each read waited for the store before it, 64 trips to
-        // L2 in a row (a cut tile's hand-over then took as long as its main loop, at 1024).
-        __device__ __forceinline__ void add(const float (&d)[128], float* __restrict__ C, int M, int N, int row0,
-                                            int col0) const
-        {
-            constexpr int READS = 16;   // pairs of C in flight a thread (32 registers)
-            const bool pairs = N % 2 == 0 && reinterpret_cast<uintptr_t>(C) % 8 == 0;
-#pragma unroll
-            for (int i0 = 0; i0 < BN / 8; i0 += READS / 2) {
-                float2 was[READS];   // pair j: i = i0 + j / 2, h = j % 2, as in store
-#pragma unroll
-                for (int j = 0; j < READS; ++j) {
-                    const int r = row0 + rows + 16 * w + g + 8 * (j % 2), c = col0 + 8 * (i0 + j / 2) + 2 * t;
-                    const float* in = C + (size_t)r * N + c;
-                    was[j] = r >= M ? make_float2(0.0f, 0.0f)
-                           : pairs && c + 1 < N ? __ldcg(reinterpret_cast<const float2*>(in))
-                           : make_float2(c < N ? __ldcg(in) : 0.0f, c + 1 < N ? __ldcg(in + 1) : 0.0f);
-                }
-#pragma unroll
-                for (int j = 0; j < READS; ++j) {
-                    const int i = i0 + j / 2, h = j % 2;
-                    const int r = row0 + rows + 16 * w + g + 8 * h, c = col0 + 8 * i + 2 * t;
-                    if (r >= M)
-                        continue;
-                    float* out = C + (size_t)r * N + c;
-                    const float2 v = make_float2(was[j].x + d[4 * i + 2 * h], was[j].y + d[4 * i + 2 * h + 1]);
-                    if (pairs && c + 1 < N) {
-                        *reinterpret_cast<float2*>(out) = v;
-                    } else {
-                        if (c < N)
-                            out[0] = v.x;
-                        if (c + 1 < N)
-                            out[1] = v.y;
-                    }
-                }
-            }
-        }
-
         // Its part in four quarters of 64 x 64 (a quarter of its 256 columns each): quarter q's place in the
         // tile, and its values at offset(m, n) from `out`, (m, n) their place in the quarter; each neighbouring
         // pair (columns n and n + 1 of one 16-byte chunk) as one 8-byte store.

@@ -195,31 +195,6 @@ struct Tf32Mainloop {
                 }
         }
 
-        // The same, added to what C holds (read past L1: another block wrote it), for a piece of a tile cut
-        // along K (epilogue.cuh, store_piece); the reads go out READS at a time before their sums are stored
-        // (the BF16 mainloop's add says why).
-        __device__ __forceinline__ void add(const float (&d)[128], float* __restrict__ C, int M, int N, int row0,
-                                            int col0) const
-        {
-            constexpr int READS = 32;   // values of C in flight a thread
-#pragma unroll
-            for (int i0 = 0; i0 < BM / 8; i0 += READS / 4) {
-                float was[READS];   // value j: i = i0 + j / 4, h = j % 4, as in store
-#pragma unroll
-                for (int j = 0; j < READS; ++j) {
-                    const int r = row0 + 8 * (i0 + j / 4) + 2 * t + j % 2, c = col0 + (j % 4 < 2 ? n_lo : n_hi);
-                    was[j] = r < M && c < N ? __ldcg(C + (size_t)r * N + c) : 0.0f;
-                }
-#pragma unroll
-                for (int j = 0; j < READS; ++j) {
-                    const int i = i0 + j / 4, h = j % 4;
-                    const int r = row0 + 8 * i + 2 * t + h % 2, c = col0 + (h < 2 ? n_lo : n_hi);
-                    if (r < M && c < N)
-                        C[(size_t)r * N + c] = was[j] + d[4 * i + h];
-                }
-            }
-        }
-
         // Every value of its part at offset(m, n) from `out`, (m, n) its place in the tile.
         template <class Offset>
         __device__ __forceinline__ void write_tile(const float (&d)[128], unsigned char* out, Offset offset) const

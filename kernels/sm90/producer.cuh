@@ -10,8 +10,8 @@
 
 #include "ring.cuh"
 
-// Every K-slice of the tile at (row0, col0) into the ring (those of [k_from, k_to) where a scheduler cuts the
-// tile along K), from slice number `count` of the ring on, by the producer warpgroup (tid 0..127).
+// Every K-slice of the tile at (row0, col0) into the ring, from slice number `count` of the ring on, by the
+// producer warpgroup (tid 0..127).
 // - With tensor maps (`tma`) one thread asks the copy engine for each slice (zeros outside the matrices).
 // - Without, where Mainloop::OWN_LOADS, all 128 threads load it element by element, with the same zeros, into
 //   the same swizzled layout, fence (the tensor cores read what ordinary stores wrote) and arrive. A mainloop
@@ -25,13 +25,12 @@ __device__ __forceinline__ void produce_tile(const Ring<Mainloop>& ring, int& co
                                              int N, int K, const typename Mainloop::Element* __restrict__ A,
                                              const typename Mainloop::Element* __restrict__ B,
                                              const CUtensorMap* map_a, const CUtensorMap* map_b, bool tma, int tid,
-                                             unsigned rank, int k_from = 0, int k_to = -1)
+                                             unsigned rank)
 {
-    const int k_end = k_to < 0 ? K : k_to;   // the part of K this tile's work covers (StreamKTiles: a piece)
     using T = typename Mainloop::Element;
     constexpr int BOX_COLUMNS = Mainloop::BOX_COLUMNS, BOXES = Mainloop::BOXES_A_COPY;
     static_assert(BN % (BOX_COLUMNS * BOXES) == 0, "the boxes a copy brings must divide a slice's boxes of B");
-    for (int k0 = k_from; k0 < k_end; k0 += BK, ++count) {
+    for (int k0 = 0; k0 < K; k0 += BK, ++count) {
         const int s = count % STAGES;
         unsigned char* tile = ring.stage(count);
         if (tma) {

@@ -1,20 +1,15 @@
 // The tile scheduler, the first of the three roles (gemm.cuh): which tile of C
 // a block computes next. Every scheduler has the same face:
-//   Scheduler(M, N, K, draws) each thread makes its own (`draws`: the one thread that draws tickets);
+//   Scheduler(M, N, draws)   each thread makes its own (`draws`: the one thread that draws tickets);
 //   Scheduler::init(n)       thread 0, before the cluster's first barrier (n: the warps that read tiles);
 //   next()                   called by every thread of the cluster the same number of times: the next
 //                            tile's number, or -1 when the block is done;
-//   origin(i)                tile i's first row and column of C;
-//   k_from(), k_to(K)        the part of K that the tile's work covers: all of it, but in StreamKTiles;
-//   cuts                     true where a tile may be cut along K into pieces that meet in C (StreamKTiles).
-// Four of them:
+//   origin(i)                tile i's first row and column of C.
+// Three of them:
 // - OneTile: a block per tile, the grid the tiles (as a launch of one tile a block would);
 // - StridedTiles: a persistent grid, a fixed share a cluster (CUTLASS's static persistent scheduler);
 // - QueuedTiles: a persistent grid, tiles handed out in order to whichever cluster asks first, by all of the
-//   grid's clusters or by as few as take them in the same rounds;
-// - StreamKTiles: a persistent grid, whole tiles in rounds, and the tiles of a last partial round cut along K
-//   and shared out among all the blocks (Stream-K's data-parallel + one-tile hybrid), or every tile's slices
-//   shared out (plain Stream-K).
+//   grid's clusters or by as few as take them in the same rounds.
 //
 // The order of the tiles, each scheduler's Group: clusters walk Group tile rows down before moving one cluster
 // tile right (a cluster tile: CLUSTER tiles side by side, the cluster's blocks taking the same rows), so that
@@ -24,7 +19,6 @@
 #pragma once
 
 #include "ring.cuh"
-#include "../common/stream_k_marks.cuh"   // the launch's marks (StreamKTiles): ticket, progress[], wait_for
 
 #if !defined(BM) || !defined(BN)
 #error "BM and BN come from kernels/registry.yaml as -D defines"
@@ -40,21 +34,14 @@ __device__ __forceinline__ int2 grouped_origin(int order, int rows, int columns)
     return make_int2((first + within % height) * BM, (within / height * CLUSTER + blockIdx.x % CLUSTER) * BN);
 }
 
-// The face's defaults: a tile's work covers all of K.
-struct WholeK {
-    static constexpr bool cuts = false;
-    __device__ int k_from() const { return 0; }
-    __device__ int k_to(int K) const { return K; }
-};
-
 // A block per tile: the block's own, by its place in the grid. Blocks start roughly in launch order (x fastest,
 // a cluster's blocks together), so the blocks running at one time compute neighbouring tiles of that order.
 template <int Group>
-struct OneTile : WholeK {
+struct OneTile {
     static constexpr bool persistent = false;
     bool taken;
 
-    __device__ OneTile(int, int, int, bool) : taken(false) {}
+    __device__ OneTile(int, int, bool) : taken(false) {}
     __device__ static void init(int) {}
     __device__ int next()
     {
@@ -73,7 +60,7 @@ struct OneTile : WholeK {
 
 // The tiles of an M x N product, in cluster tiles, numbered in the grouped order.
 template <int Group>
-struct TileGrid : WholeK {
+struct TileGrid {
     static constexpr bool persistent = true;
     int rows, columns;
 
@@ -90,7 +77,7 @@ struct StridedTiles : TileGrid<Group> {
     using TileGrid<Group>::total;
     int order;
 
-    __device__ StridedTiles(int M, int N, int, bool) : TileGrid<Group>(M, N), order(blockIdx.x / CLUSTER) {}
+    __device__ StridedTiles(int M, int N, bool) : TileGrid<Group>(M, N), order(blockIdx.x / CLUSTER) {}
     __device__ static void init(int) {}
     __device__ int next()
     {
@@ -135,8 +122,7 @@ struct QueuedTiles : TileGrid<Group> {
     bool drawer;        // thread 0 of the cluster's block 0
     unsigned ticket;    // the drawer's, for the next slot (Draw::ahead): drawn a tile ahead
 
-    __device__ QueuedTiles(int M, int N, int, bool draws)
-        : TileGrid<Group>(M, N), taken(0), drawer(draws), ticket(0)
+    __device__ QueuedTiles(int M, int N, bool draws) : TileGrid<Group>(M, N), taken(0), drawer(draws), ticket(0)
     {
         const int clusters = gridDim.x / CLUSTER, rounds = (total() + clusters - 1) / clusters;
         active = WholeRounds ? (total() + rounds - 1) / rounds : clusters;
@@ -195,93 +181,4 @@ struct QueuedTiles : TileGrid<Group> {
             ticket = atomicAdd(&tile_ticket, 1u);
         return tile;
     }
-};
-
-// Stream-K on the tensor cores (Osama et al., "Stream-K: Work-centric Parallel Decomposition for Dense
-// Matrix-Matrix Multiplication on the GPU", PPoPP 2023; CUTLASS's SM90 stream-K tile scheduler): the paper's
-// "data-parallel + one-tile Stream-K" hybrid, the SIMT chapter's (kernels/common/stream_k.cuh, whole_tiles)
-// on the persistent tensor-core body. Every block of the grid, one a multiprocessor, takes whole tiles in
-// rounds, tile number + j * W of the grouped order; the tiles of the last, partial round are cut along K:
-// their S K-slices are shared out, block w taking [w S / W, (w + 1) S / W), walked backwards, so that the
-// piece of which it holds slice 0 comes first and the one it waits for last (blocks, or clusters: below). At
-// 8192 in BF16, 2048 tiles on 132 blocks: 15 rounds whole, then 68 tiles' slices, about half a tile a block;
-// against 128 blocks of 16 tiles each (WholeRounds), every block does about 1,986 slices instead of 2,048.
-// The pieces of a cut tile meet in C, in the order of K (store_piece, epilogue.cuh), through progress[]
-// and the block numbers of stream_k_marks.cuh, marked with the launch's number: nothing survives a launch.
-// In a cluster (CLUSTER > 1) the unit is the cluster: its blocks take cluster tiles, side by side along N with
-// the same rows, and walk the same pieces in step (A's slices are multicast to both); the cluster draws one
-// ticket, and a piece's marks are kept per block of the cluster and consumer warpgroup.
-__shared__ int stream_k_number;        // this block's (its cluster's) ticket: its place in the order of start
-__shared__ unsigned stream_k_launch;   // the launch's number, the kernel's last parameter
-
-// Every thread of the block, before gemm: the block's (cluster's) number and the launch's, for StreamKTiles.
-__device__ __forceinline__ void stream_k_start(unsigned launch)
-{
-    if (gridDim.x * 2 > MAX_BLOCKS)
-        stop();   // more marks than progress[] has places (up to two consumer warpgroups a block)
-    if (threadIdx.x == 0)
-        stream_k_launch = launch;
-    if (CLUSTER == 1) {
-        take_ticket(stream_k_number, launch, gridDim.x);   // ends with the block's barrier
-        return;
-    }
-    cluster_sync();   // every block of the cluster runs before one writes into another's shared memory
-    if (threadIdx.x == 0 && cluster_rank() == 0) {
-        const int number = draw_ticket(launch, gridDim.x / CLUSTER);
-        for (unsigned r = 0; r < CLUSTER; ++r)
-            store_cluster(&stream_k_number, r, number);
-    }
-    cluster_sync();
-}
-
-// Hybrid: the paper's data-parallel + one-tile hybrid, as above; or (false) plain Stream-K, every tile's
-// slices shared out (but for one wave at least 7/8 full, which goes whole, as stream_k.cuh's stream_k): each
-// block's range then starts and ends inside tiles at places that differ from block to block, and so do the
-// moments its whole tiles go out to C.
-// MinPiece: the fewest K-slices a worker's share of the cut tiles should hold. Handing a piece on costs about
-// what storing a tile of C costs (a store of the piece, a wait, a read of what the piece before stored), some
-// thousands of cycles, as much as several slices' multiplications: so the cut tiles' slices go to no more
-// workers than give each MinPiece of them, and to no fewer than there are cut tiles (no worker then takes
-// more than a tile's slices where the grid has blocks to spare). The workers are the first by number.
-template <int Group, int MinPiece, bool Hybrid = true>
-struct StreamKTiles : TileGrid<Group> {
-    static constexpr bool cuts = true;
-    using TileGrid<Group>::total;
-    int W, number, per_tile, whole, dp;   // clusters; this one's number; slices a tile; tiles whole; next one
-    long long S, workers, first, end;     // the cut tiles' slices, shared by `workers`; this one's range to walk
-    int from, to, owner;                  // the piece now: its tile's slices [from, to), the worker of slice 0
-
-    __device__ StreamKTiles(int M, int N, int K, bool)
-        : TileGrid<Group>(M, N), W(gridDim.x / CLUSTER), number(stream_k_number), per_tile((K + BK - 1) / BK),
-          whole(Hybrid ? int(whole_tiles(total(), W, true)) : total() < W && total() * 8 >= W * 7 ? total() : 0),
-          dp(number), S((long long)(total() - whole) * per_tile),
-          workers(min((long long)W, max((long long)(total() - whole), S / MinPiece))),
-          first(number < workers ? number * S / workers : 0), end(number < workers ? (number + 1) * S / workers : 0),
-          from(0), to(per_tile), owner(0)
-    {
-    }
-    __device__ static void init(int) {}
-
-    __device__ int next()
-    {
-        if (dp < whole) {   // a whole tile
-            const int tile = dp;
-            dp += W;
-            from = 0;
-            to = per_tile;
-            return tile;
-        }
-        if (end <= first)
-            return -1;
-        const long long tile = (end - 1) / per_tile, tile_first = tile * per_tile;
-        from = int(max(first, tile_first) - tile_first);
-        to = int(end - tile_first);
-        owner = owner_of(tile_first, S, workers);
-        end = tile_first + from;
-        return whole + int(tile);
-    }
-
-    __device__ bool cut() const { return from > 0 || to < per_tile; }
-    __device__ int k_from() const { return from * BK; }
-    __device__ int k_to(int K) const { return min(K, to * BK); }
 };

@@ -169,11 +169,10 @@ int main(int argc, char** argv)
         std::fprintf(stderr, "launch: cuTensorMapEncodeTiled refused a map\n");
         return 1;
     }
-    // The kernel reads what it takes: after C its tensor maps, or a launch number (1; the Stream-K steps), or
-    // its three maps and then the launch number (step 45's; the registry allows no other mix).
+    // The kernel reads what it takes: after C its tensor maps, or a launch number (1; stream_k.cuh's steps).
     unsigned launch_number = 1;
     void* args[] = {&M, &kN, &kK, &ka, &kb, &kc, nmaps ? static_cast<void*>(&maps[0]) : &launch_number, &maps[1],
-                    &maps[2], &launch_number};
+                    &maps[2]};
     CHECK(cudaLaunchKernel((const void*)kernel, grid, block, args, shared, nullptr));
     CHECK(cudaGetLastError());
     if (pad_c)

@@ -5,7 +5,7 @@ The geometry comes from the registry entry (study/variant.py) and the GPU's
 multiprocessor count (a persistent kernel's grid). A kernel that takes
 tensor maps is loaded and launched through the driver (tma.py says why);
 every other one through PyCUDA; one with `launch_number` (steps 15-17,
-19-21 and 45) gets a new number at every launch (LAUNCHES), with which its kernel marks
+29-31) gets a new number at every launch (LAUNCHES), with which its kernel marks
 what it leaves in global memory. A variant with `launches` (steps 20, 21) launches
 the kernel of its file that its rule chooses for the shape (the tests and
 the sanitizer launch each at every shape: Variant.only). A variant with
@@ -54,8 +54,7 @@ def _kernel_launcher(gpu, cubin_path, variant, M: int, N: int, K: int, d_a, d_b,
             grid = resident_grid(variant, grid, kernel.max_active_clusters(grid, block))
         maps = tma.map_arguments(variant.tensor_maps, M, N, K, {"A": int(d_a), "B": int(d_b), "C": int(d_c)},
                                  variant.operand_element)
-        return kernel.launcher(grid, block, M, N, K, int(d_a), int(d_b), int(d_c), maps,
-                               LAUNCHES if variant.launch_number else None)
+        return kernel.launcher(grid, block, M, N, K, int(d_a), int(d_b), int(d_c), maps)
     func = gpu.load_function(cubin_path, name, "iiiPPPI" if variant.launch_number else "iiiPPP")
     if shared > DEFAULT_SHARED_LIMIT:
         func.set_attribute(gpu.cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)

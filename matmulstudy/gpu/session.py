@@ -160,14 +160,6 @@ class GpuSession:
         return func
 
     def module_global(self, cubin_path, name: str) -> tuple[int, int]:
-        """The device address and bytes of a __device__ variable of a cubin, in the module its kernel's launches
-        use: the driver's where launch.py loaded the kernel through it (a kernel with tensor maps, tma.py), else
-        the one load_function loaded."""
-        kernel = self.held(("driver kernel", str(cubin_path)))
-        if kernel is not None:
-            found = kernel.global_address(name)
-            if found is None:
-                raise StudyError(f"{cubin_path} has no __device__ variable {name}")
-            return found
+        """The device address and bytes of a __device__ variable of a cubin loaded by load_function."""
         address, size = self._modules[str(cubin_path)].get_global(name)
         return int(address), int(size)

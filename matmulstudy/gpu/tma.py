@@ -208,21 +208,15 @@ class DriverKernel:
                "asking how many clusters run at once")
         return count.value
 
-    def launcher(self, grid, block, M: int, N: int, K: int, a: int, b: int, c: int, maps: list[bytes],
-                 numbers=None):
-        """A call that launches it once with (M, N, K, A, B, C, maps...) on the default stream; with `numbers`
-        (an iterator: launch.py's LAUNCHES), each launch also takes the next number, last (`launch_number`)."""
+    def launcher(self, grid, block, M: int, N: int, K: int, a: int, b: int, c: int, maps: list[bytes]):
+        """A call that launches it once with (M, N, K, A, B, C, maps...) on the default stream."""
         values = [ctypes.c_int(M), ctypes.c_int(N), ctypes.c_int(K),
                   ctypes.c_uint64(a), ctypes.c_uint64(b), ctypes.c_uint64(c)]
         values += [ctypes.create_string_buffer(m, MAP_BYTES) for m in maps]   # the driver copies each by value
-        if numbers is not None:
-            values.append(ctypes.c_uint32(0))
         params = (ctypes.c_void_p * len(values))(*[ctypes.addressof(v) for v in values])
         launch = self._cuda.cuLaunchKernel
 
         def run():
-            if numbers is not None:
-                values[-1].value = next(numbers) % 2**32
             _check(launch(self.function, *grid, *block, self.shared, None, params, None), "launching the kernel")
         run.keep = values   # alive as long as the call
         return run

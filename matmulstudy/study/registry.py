@@ -170,14 +170,13 @@ def _parse_align_rows(raw, maps, where: str) -> str | None:
 
 
 def _parse_launch_number(raw, backend: str, maps, where: str) -> bool:
-    """launch_number: true where the kernel takes the launch's number as its last parameter (the Stream-K steps:
-    their state in global memory is marked with it, kernels/common/stream_k_marks.cuh): after C, or after its
-    three tensor maps (A, B and C) where it has tensor_maps; a cuda kernel."""
+    """launch_number: true where the kernel takes the launch's number after C (steps 15 to 17 and 19 to 21: their
+    state in global memory is marked with it, kernels/common/stream_k.cuh); a cuda kernel without tensor_maps."""
     if raw is None:
         return False
-    if not isinstance(raw, bool) or backend != "cuda" or (raw and maps and set(maps) != {"A", "B", "C"}):
-        raise StudyError(f"{where}: launch_number is true or false, on a cuda kernel without tensor_maps or with "
-                         f"all three (A, B, C) (it then takes an unsigned launch number last); got {raw!r}")
+    if not isinstance(raw, bool) or backend != "cuda" or maps:
+        raise StudyError(f"{where}: launch_number is true or false, on a cuda kernel without tensor_maps "
+                         f"(it then takes an unsigned launch number after C); got {raw!r}")
     return raw
 
 
