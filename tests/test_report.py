@@ -343,6 +343,22 @@ def test_a_failed_measurement_is_marked_and_counted(tmp_path):
     assert "failed" in (folder / "figures" / "efficiency.svg").read_text()
 
 
+def test_the_margin_figure_is_drawn_where_no_check_measured_a_precision_against_fp32s_bound(tmp_path):
+    """A small study can hold no margin against FP32's bound for a whole precision (the README's study on an H200
+    with numpy, gpu_naive, step 44, cuBLAS and cuBLAS BF16 at 64 and 256: its report stopped at this figure).
+    The figure is drawn, without the circles that would mark those margins."""
+    copy_tables(tmp_path)
+    folder = tmp_path / "reports" / "h100"
+    s = pd.read_csv(folder / "summary.csv")
+    label = f"against {precisions.BASE.label}"
+    assert label in (ROOT / "reports" / "h100" / "figures" / "margin.svg").read_text()
+    s.loc[s.precision != precisions.BASE.id, "fp32_margin"] = None
+    s.to_csv(folder / "summary.csv", index=False)
+    render.render(folder, only=["margin"])
+    svg = (folder / "figures" / "margin.svg").read_text()
+    assert "Verification margins" in svg and label not in svg
+
+
 @pytest.mark.slow
 def test_figures_drawn_side_by_side_have_the_bytes_of_those_drawn_one_after_another(tmp_path):
     """plot_report draws a study's figures in as many processes as it has cores (render.render's workers):

@@ -192,6 +192,8 @@ def margin(study: Study, stem: Path) -> list[Path]:
     sns.stripplot(data=s, y="title", x="margin", order=order, hue="shape", hue_order=shapes, palette="viridis",
                   size=6, jitter=0, ax=ax)
     other = s[s["precision"] != precisions.BASE.id]
+    base_margin = pd.to_numeric(other["fp32_margin"], errors="coerce")   # none where no check measured it
+    other = other[base_margin.notna()].assign(fp32_margin=base_margin.dropna())
     if len(other):
         ax.scatter(other["fp32_margin"], [order.index(t) for t in other["title"]], s=40, facecolor="none",
                    edgecolor="black", label=f"against {precisions.BASE.label}'s bound", zorder=4)
