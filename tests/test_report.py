@@ -224,6 +224,7 @@ def test_summary_page_counts_failures_and_throttled_samples(rendered, label):
     assert f"| failed verifications | {failed}" in page
     assert f"| throttled samples | {throttled}" in page
     assert "![the progression at 4096](figures/progression.png)" in page
+    assert "![each chapter's best step by size](figures/best_by_size.png)" in page
     gpu = pd.read_json(rendered / label / "gpu.json", typ="series")
     assert gpu["gpu_name"] in page and f"UUID `{gpu['uuid']}`" in page
     provenance = (rendered / label / "provenance.rst").read_text()

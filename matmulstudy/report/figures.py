@@ -60,6 +60,9 @@ FIGURES = (
     Figure("size_sweep", "size_sweep", "2. Scaling with size", "size_sweep.rst",
            "GFLOP/s against size for every variant, a row of panels per chapter (its steps, with the baselines "
            "and references), with the interquartile range"),
+    Figure("best_by_size", "best_by_size", "2. Scaling with size", "best_by_size.rst",
+           "each chapter's best step at every shape as a share of cuBLAS in its own precision: where hand-written "
+           "kernels win"),
     Figure("efficiency", "efficiency", "3. Efficiency", "efficiency.rst",
            f"each variant as a fraction of cuBLAS in its own precision ({', or '.join(_EACH_ITS_OWN)}) "
            f"and of the {precisions.BASE.label} peak, per shape"),

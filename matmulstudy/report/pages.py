@@ -111,6 +111,8 @@ def study_page(study: Study) -> str:
              "Produced by the study's pipeline (`snakemake`) on this GPU and re-rendered from the "
              f"tables in this folder; {repo_link(study, 'README.md')} says how.", "",
              f"![the progression at {size}](figures/progression.png)", "",
+             "Where the hand-written kernels win, shape by shape (each chapter's best step, as a share of cuBLAS in "
+             "its precision):", "", "![each chapter's best step by size](figures/best_by_size.png)", "",
              "**The study as a course:** [a page per step](steps/README.md), in order, each with what the "
              "step changes and why, its effect and counters, and the code that changed from the step before.",
              "",

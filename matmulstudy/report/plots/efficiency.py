@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import matplotlib.colors
+import matplotlib.ticker
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -166,3 +167,77 @@ def _roofline_panel(ax, study: Study, precision: str, points: list) -> tuple[lis
                     "(filled: the DRAM bytes ncu measured).", (1.02, 0.0), xycoords="axes fraction",
                     ha="left", va="bottom", fontsize=9, color="dimgrey")
     return labels, hollow
+
+
+def best_by_size_table(study: Study) -> pd.DataFrame:
+    """Each chapter's best verified step at each float32 shape of the study, as a fraction of cuBLAS in the
+    chapter's precision: rows (chapter, precision, shape, M, N, K, flop, variant, frac_of_cublas), in the
+    chapters' order and by each shape's flop. Empty where the study has no cuBLAS."""
+    registry = study.registry
+    s = study.summary[(study.summary["dtype"] == "float32") & study.summary["verified"].astype(bool)]
+    s = s.assign(frac_of_cublas=fraction_of_cublas(s, registry)).dropna(subset=["frac_of_cublas"])
+    rows = []
+    for chapter in registry.chapters.values():
+        mine = s[s["variant"].isin([v.id for v in registry.steps(chapter.id)])]
+        for (M, N, K), g in mine.groupby(["M", "N", "K"]):
+            best = g.loc[g["frac_of_cublas"].idxmax()]
+            rows.append({"chapter": chapter.title, "precision": chapter.precision, "shape": shape_label(M, N, K),
+                         "M": M, "N": N, "K": K, "flop": 2.0 * M * N * K, "variant": best["variant"],
+                         "frac_of_cublas": best["frac_of_cublas"]})
+    columns = ["chapter", "precision", "shape", "M", "N", "K", "flop", "variant", "frac_of_cublas"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def best_by_size(study: Study, stem: Path) -> list[Path]:
+    """Where hand-written kernels win: each chapter's best step at every shape as a share of cuBLAS in its own
+    precision, the shapes in order of their work, 100% drawn; each point labelled with its step's number."""
+    table = best_by_size_table(study)
+    if table.empty:
+        return placeholder("no cuBLAS in this study: no share of it to draw", stem)
+    sns.set_theme(style="whitegrid", context="notebook")
+    shapes = list(dict.fromkeys(table.sort_values(["flop", "M", "N"])["shape"]))
+    x = {shape: i for i, shape in enumerate(shapes)}
+    chapters = list(dict.fromkeys(table["chapter"]))
+    colours = dict(zip(chapters, sns.color_palette("Dark2", len(chapters))))
+    fig, ax = plt.subplots(figsize=(max(9.0, 1.2 * len(shapes) + 4), 6.2))
+    points = []   # (x, y, number, colour): the step numbers, laid out once the axes are scaled
+    for chapter in chapters:
+        mine = table[table["chapter"] == chapter].assign(at=lambda d: d["shape"].map(x)).sort_values("at")
+        p = precisions.get(mine["precision"].iloc[0]).label
+        label = chapter if p in chapter else f"{chapter} ({p})"
+        ax.plot(mine["at"], mine["frac_of_cublas"] * 100, marker="o", color=colours[chapter], label=label)
+        points += [(r.at, r.frac_of_cublas * 100, study.registry[r.variant].title.split()[0], colours[chapter])
+                   for r in mine.itertuples()]
+    ax.axhline(100, color="black", linewidth=1, linestyle="--", label="cuBLAS in the chapter's precision")
+    ax.set_yscale("log", base=2)
+    ticks = [t for t in (6.25, 12.5, 25, 50, 100, 200, 400) if table["frac_of_cublas"].min() * 50 <= t
+             <= table["frac_of_cublas"].max() * 200]
+    ax.set_yticks(ticks, [f"{t:g}%" for t in ticks])
+    ax.yaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+    ax.set_xlim(-0.5, len(shapes) - 0.3)
+    ax.set_xticks(range(len(shapes)), shapes, rotation=30, ha="right")
+    ax.set_xlabel("size n (M = N = K) or shape M×N×K, in order of the work (2·M·N·K)")
+    ax.set_ylabel("best step's GFLOP/s as % of cuBLAS's, log2 scale")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=9, title="best step of")
+    ax.set_title(f"Each chapter's best step at every shape, on {study.gpu['gpu_name']}: medians, every result "
+                 "verified; the number is the step's", fontsize=11)
+    fig.tight_layout()
+    _number_points(ax, points)   # after the layout: the numbers are stacked where the points finally lie
+    return save(fig, stem)
+
+
+def _number_points(ax, points: list, gap_pt: float = 10.0) -> None:
+    """Each point's step number just right of it, on white over the lines; where points of one shape lie closer
+    than a line of text, their numbers are stacked upwards in the points' order, a line apart, so that none
+    covers another."""
+    ax.figure.canvas.draw()   # the axes' scales and limits as drawn
+    to_pixels, gap = ax.transData, gap_pt * ax.figure.dpi / 72
+    for at in sorted({p[0] for p in points}):
+        column = sorted((p for p in points if p[0] == at), key=lambda p: p[1])
+        placed = -float("inf")
+        for _, y, number, colour in column:
+            py = to_pixels.transform((at, y))[1]
+            placed = max(py, placed + gap)
+            ax.annotate(number, (at, y), xytext=(6, (placed - py) * 72 / ax.figure.dpi), textcoords="offset points",
+                        va="center", fontsize=8, color=colour, zorder=5,   # over the lines, on white
+                        bbox={"boxstyle": "square,pad=0.05", "fc": "white", "ec": "none", "alpha": 0.9})
