@@ -23,5 +23,5 @@ from .progression import chapter_progression, progression, progression_int32
 from .samples import margin, size_sweep, timing
 from .style import markers, palette, placeholder
 
-__all__ = ["best_by_size", "by_gpu", "chapter_progression", "efficiency", "hardware", "margin", "markers", "palette", "placeholder",
-           "power", "progression", "progression_int32", "roofline", "size_sweep", "timing"]
+__all__ = ["best_by_size", "by_gpu", "chapter_progression", "efficiency", "hardware", "margin", "markers", "palette",
+           "placeholder", "power", "progression", "progression_int32", "roofline", "size_sweep", "timing"]

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import matplotlib.colors
-import matplotlib.ticker
 import matplotlib.pyplot as plt
+import matplotlib.ticker
 import numpy as np
 import pandas as pd
 import seaborn as sns
