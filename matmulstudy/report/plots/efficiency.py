@@ -206,7 +206,7 @@ def best_by_size(study: Study, stem: Path) -> list[Path]:
         p = precisions.get(mine["precision"].iloc[0]).label
         label = chapter if p in chapter else f"{chapter} ({p})"
         ax.plot(mine["at"], mine["frac_of_cublas"] * 100, marker="o", color=colours[chapter], label=label)
-        points += [(r.at, r.frac_of_cublas * 100, study.registry[r.variant].title.split()[0], colours[chapter])
+        points += [(r.at, r.frac_of_cublas * 100, study.registry[r.variant].number, colours[chapter])
                    for r in mine.itertuples()]
     ax.axhline(100, color="black", linewidth=1, linestyle="--", label="cuBLAS in the chapter's precision")
     ax.set_yscale("log", base=2)
