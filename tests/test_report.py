@@ -360,6 +360,21 @@ def test_the_margin_figure_is_drawn_where_no_check_measured_a_precision_against_
     assert "Verification margins" in svg and label not in svg
 
 
+def test_an_exact_result_has_its_point_on_the_margin_figure(tmp_path):
+    """A result right to the last bit (margin 0: step 44 and cuBLAS BF16 at 1x1x1 on an H200) has no place on
+    the figure's log scale: it is drawn at the left edge, and the axis says how many are."""
+    copy_tables(tmp_path)
+    folder = tmp_path / "reports" / "h100"
+    s = pd.read_csv(folder / "summary.csv")
+    assert "exact results" not in (ROOT / "reports" / "h100" / "figures" / "margin.svg").read_text()
+    s.loc[(s.M == 256) & (s.N == 256) & (s.K == 256) & (s.dtype == "float32"), "margin"] = 0.0
+    s.to_csv(folder / "summary.csv", index=False)
+    render.render(folder, only=["margin"])
+    zeros = ((s.M == 256) & (s.N == 256) & (s.K == 256) & (s.dtype == "float32")).sum()
+    assert zeros > 0 and f"{zeros} exact results (margin 0) drawn at the left" in \
+        (folder / "figures" / "margin.svg").read_text()
+
+
 @pytest.mark.slow
 def test_figures_drawn_side_by_side_have_the_bytes_of_those_drawn_one_after_another(tmp_path):
     """plot_report draws a study's figures in as many processes as it has cores (render.render's workers):

@@ -187,6 +187,10 @@ def margin(study: Study, stem: Path) -> list[Path]:
     sns.set_theme(style="whitegrid", context="notebook")
     order = titles(s, study.registry)
     s = s.assign(shape=[shape_label(*t) for t in zip(s.M, s.N, s.K)], flop=2.0 * s.M * s.N * s.K)
+    exact = s["margin"] == 0   # every element right to the last bit: no place on a log scale, so the left edge
+    if exact.any():
+        s = s.assign(margin=s["margin"].mask(exact, s.loc[s["margin"] > 0, "margin"].min() / 4 if
+                                             (s["margin"] > 0).any() else 1e-3))
     shapes = list(dict.fromkeys(s.sort_values("flop")["shape"]))
     fig, ax = plt.subplots(figsize=(10, 0.5 * len(order) + 2))
     sns.stripplot(data=s, y="title", x="margin", order=order, hue="shape", hue_order=shapes, palette="viridis",
@@ -205,7 +209,8 @@ def margin(study: Study, stem: Path) -> list[Path]:
                 fontsize=8, color="red", xytext=(3, 2), textcoords="offset points")
     ax.set_xscale("log")
     plain_log_ticks(ax.xaxis)
-    ax.set_xlabel("margin: largest |C - R| over the bound (log scale)")
+    ax.set_xlabel("margin: largest |C - R| over the bound (log scale)"
+                  + (f"; {exact.sum()} exact results (margin 0) drawn at the left" if exact.any() else ""))
     ax.set_ylabel("")
     ax.set_title(f"Verification margins, float32, on {study.gpu['gpu_name']}: every element checked, "
                  "one point per shape", fontsize=11, pad=24)
