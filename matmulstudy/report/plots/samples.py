@@ -188,16 +188,13 @@ def margin(study: Study, stem: Path) -> list[Path]:
     order = titles(s, study.registry)
     s = s.assign(shape=[shape_label(*t) for t in zip(s.M, s.N, s.K)], flop=2.0 * s.M * s.N * s.K)
     exact = s["margin"] == 0   # every element right to the last bit: no place on a log scale, so the left edge
-    if exact.any():
-        s = s.assign(margin=s["margin"].mask(exact, s.loc[s["margin"] > 0, "margin"].min() / 4 if
-                                             (s["margin"] > 0).any() else 1e-3))
+    positive = s.loc[s["margin"] > 0, "margin"]
+    s = s.assign(margin=s["margin"].mask(exact, positive.min() / 4 if len(positive) else 1e-3))
     shapes = list(dict.fromkeys(s.sort_values("flop")["shape"]))
     fig, ax = plt.subplots(figsize=(10, 0.5 * len(order) + 2))
     sns.stripplot(data=s, y="title", x="margin", order=order, hue="shape", hue_order=shapes, palette="viridis",
                   size=6, jitter=0, ax=ax)
-    other = s[s["precision"] != precisions.BASE.id]
-    base_margin = pd.to_numeric(other["fp32_margin"], errors="coerce")   # none where no check measured it
-    other = other[base_margin.notna()].assign(fp32_margin=base_margin.dropna())
+    other = s[(s["precision"] != precisions.BASE.id) & s["fp32_margin"].notna()]   # none where no check measured it
     if len(other):
         ax.scatter(other["fp32_margin"], [order.index(t) for t in other["title"]], s=40, facecolor="none",
                    edgecolor="black", label=f"against {precisions.BASE.label}'s bound", zorder=4)
