@@ -139,3 +139,36 @@ def test_theoretical_occupancy_is_written_as_precisely_as_the_achieved_one_besid
                                     {"speedup": 2.0, "occupancy": 0.125, "achieved_occupancy_pct": 12.5}]),
                             "Test GPU", 4096)
     assert "| 50.0% | 48.1 |" in page and "| 12.5% | 12.5 |" in page
+
+
+@pytest.mark.parametrize("entry, message", [
+    ({"shows": {"sm_balance": "higher"}, "shown_at": 0}, "shown_at is a size n >= 1"),
+    ({"shows": {"sm_balance": "higher"}, "shown_at": "1024"}, "shown_at is a size n >= 1"),
+    ({"shown_at": 1024}, "on an entry without shows"),
+])
+def test_a_bad_shown_at_is_named(registry, entry, message):
+    entries = [dict(e, **entry) if e["id"] == "gpu_tiled" else dict(e) for e in registry.raw["variants"]]
+    with pytest.raises(StudyError, match=re.escape(message)):
+        Registry.from_entries({**registry.raw, "variants": entries})
+
+
+def test_a_step_meant_for_small_problems_is_explained_by_its_counters_and_the_step_befores_at_its_size(registry):
+    """Step 45's counters at 1024 (counters_at.csv), not the study's ncu_size: the summary's sentence and the
+    table's values come from there, the step before's too; a study without them says not measured."""
+    step = next(v for v in registry.steps() if v.shown_at)
+    before = registry.step_before(step.id)
+    n = step.shown_at
+    at = pd.DataFrame({"variant": [before.id, step.id, before.id], "ncu_shape": [f"{n}x{n}x{n}"] * 2 + ["4096x4096x4096"],
+                       "sm_balance": [0.25, 0.97, 0.99], "tensor_pipe_pct": [20.0, 60.0, 90.0]})
+    values = explain.shown_at_values(registry, at, step.id)
+    assert values == {"sm_balance": (0.25, 0.97), "tensor_pipe_pct": (20.0, 60.0)}
+    table = _table([{"sm_balance": 0.99}, {"speedup": 0.7, "sm_balance": 0.98, "shows": step.shows,
+                                           "shown_at": n, "at_values": values}])
+    (note,) = explain.shown_changes(table)
+    assert f"SM balance: mean SM's active cycles over the busiest's (ncu) at {n}x{n}x{n} 0.250 -> 0.970;" in note
+    assert "**not" not in note
+    assert explain.shown_at_values(registry, None, step.id) == {c: (None, None) for c, _ in step.shows}
+    (unmeasured,) = explain.shown_changes(_table([{}, {"shows": step.shows, "shown_at": n,
+                                                        "at_values": explain.shown_at_values(registry, None, step.id)}]))
+    assert "not measured" in unmeasured
+    assert explain.shown_at_values(registry, at, before.id) is None   # a step without shown_at: ncu_size's

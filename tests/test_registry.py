@@ -125,11 +125,15 @@ def test_a_tensor_core_steps_change_is_one_line_of_its_file(registry, step, befo
 
 def test_no_two_neighbouring_tensor_core_steps_have_the_same_code(registry):
     """In the course's order, each TMA + wgmma step's file differs in code from the step before (comments and
-    its kernel's name aside): a change that lives in the registry alone is no step of its own."""
+    its kernel's name aside): a change that lives in the registry alone is no step of its own. Save one: a
+    tile of another shape (issue 60's tiles sized to the problem), which the mainloop's code reads as its
+    wgmma's shape and the scheduler as the tiles' grid; its technique says so."""
     steps = [v for v in sorted(registry.steps(), key=lambda v: registry.course[v.id])
              if v.file and "gemm<" in v.file.read_text()]
     same = [(a.id, b.id) for a, b in zip(steps, steps[1:]) if a.chapter == b.chapter and code_lines(a) == code_lines(b)]
-    assert len(steps) >= 20 and same == []
+    resized = [(a, b) for a, b in same if registry[a].tile != registry[b].tile]
+    assert len(steps) >= 20 and resized == [(a, b) for a, b in same]
+    assert all(registry[b].technique == "tiles sized to the problem" for _, b in resized)
 
 
 def test_steps_come_in_their_files_order_chapter_by_chapter(registry):

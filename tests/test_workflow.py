@@ -51,9 +51,13 @@ def test_dry_run_builds_the_expected_dag(tmp_path, default_config, registry, ncu
         "plot_report": 1,
         "all": 1,
     }
-    if ncu:
-        expected["profile_kernel"] = sum(v.is_gpu for v in registry.values())
+    shown_at = [(v, registry.step_before(v.id)) for v in registry.values() if v.shown_at]
+    if ncu:   # every GPU variant at ncu_size; a step with shown_at, and the step before, at that size too
+        expected["profile_kernel"] = sum(v.is_gpu for v in registry.values()) + 2 * len(shown_at)
     assert counts == expected
+    for v, before in shown_at:
+        for vid in (v.id, before.id):
+            assert (f"results/h100/ncu/{vid}_{v.shown_at}x{v.shown_at}x{v.shown_at}.json" in proc.stdout) == ncu
     # every element, every shape
     assert all(reference_kind(s, settings.checking, True) == "gpu" for s in settings.sweep())
     assert len(cuda_builds) == sum(len(v.dtypes) for v in registry.values() if v.backend == "cuda")

@@ -66,7 +66,7 @@ __device__ __forceinline__ void gemm(int M, int N, int K, const typename Mainloo
         const Epilogue<Mainloop> epilogue(warpgroup, N, C);
         Scheduler tiles(M, N, false);
         for (int i = tiles.next(); i >= 0; i = tiles.next()) {
-            float d[128];
+            float d[Mainloop::ACCUMULATORS];
             me.multiply(the_ring<Mainloop>(), count, K, Scheduler::persistent ? INT_MAX : (K + BK - 1) / BK, d);
             clock.epilogue_starts();
             epilogue.store(me, d, C, M, N, tiles.origin(i), map_c);

@@ -63,6 +63,12 @@ class Study:
         path = self.folder / name
         return pd.read_csv(path) if path.exists() else None
 
+    @property
+    def counters_at(self) -> pd.DataFrame | None:
+        """counters_at.csv: the counters of the steps with `shown_at` at their own size, the step before's beside
+        them (None in a study that measured none)."""
+        return self.optional(STUDY_FILES["counters_at"])
+
     def on_gpu(self, df: pd.DataFrame) -> pd.Series:
         """Which rows of a table (with a variant column) are of GPU variants."""
         return df["variant"].map(lambda v: self.registry[v].is_gpu)

@@ -42,9 +42,11 @@ OUTCOMES = ("fma_pipe_pct", "issue_active_pct") + ENERGY
 
 
 def progression_table(df: pd.DataFrame, hw: pd.DataFrame, registry: Registry, size: int,
-                      precision: str = precisions.BASE.id, summary: pd.DataFrame | None = None) -> pd.DataFrame:
+                      precision: str = precisions.BASE.id, summary: pd.DataFrame | None = None,
+                      counters_at: pd.DataFrame | None = None) -> pd.DataFrame:
     """The steps of one precision's chapters (the base precision's, or another's) at `size`, with their
-    facts; `df`: the samples that count; from `summary`, where it has them, the energy phase's."""
+    facts; `df`: the samples that count; from `summary`, where it has them, the energy phase's; from
+    `counters_at` (counters_at.csv), a step's named counters at its own size (`shown_at`)."""
     at = at_size(df, size, verified=True)
     steps = registry.steps(precision=precision)
     at = at[at["variant"].isin([v.id for v in steps])]
@@ -66,6 +68,8 @@ def progression_table(df: pd.DataFrame, hw: pd.DataFrame, registry: Registry, si
         rows.append(row)
     table = pd.DataFrame(rows, columns=["step", "variant", "gflops"] if not rows else None)
     table["shows"] = table["variant"].map(lambda v: registry[v].shows)
+    table["shown_at"] = table["variant"].map(lambda v: registry[v].shown_at)
+    table["at_values"] = table["variant"].map(lambda v: shown_at_values(registry, counters_at, v))
     table["source"] = table["variant"].map(lambda v: registry[v].source)
     table["speedup"] = table["gflops"] / table["gflops"].shift(1)
     table["slower"] = [i > 0 and slower_beyond_spread(samples[v], samples[table["variant"].iloc[i - 1]])
@@ -100,6 +104,23 @@ def slower_steps(table: pd.DataFrame, unit: str = precisions.BASE.unit) -> list[
     return notes
 
 
+def shown_at_values(registry: Registry, counters_at: pd.DataFrame | None, vid: str) -> dict | None:
+    """For a step with `shown_at`: each counter its `shows` names -> (the step before's, its own), measured at
+    that size (None where not measured); None for a step whose counters are the study's, at ncu_size."""
+    variant = registry[vid]
+    if not variant.shown_at:
+        return None
+    before = registry.step_before(vid)
+    n = variant.shown_at
+    rows = (pd.DataFrame(columns=["variant"]) if counters_at is None or "ncu_shape" not in counters_at
+            else counters_at[counters_at["ncu_shape"].eq(f"{n}x{n}x{n}")]).set_index("variant")
+
+    def value(v, col):
+        got = rows[col].get(v) if v is not None and col in rows else None
+        return None if got is None or pd.isna(got) else got
+    return {col: (value(before and before.id, col), value(vid, col)) for col, _ in variant.shows}
+
+
 def _value(table: pd.DataFrame, i: int, col: str):
     return table.iloc[i][col] if col in table and not pd.isna(table.iloc[i][col]) else None
 
@@ -118,9 +139,13 @@ def shown_changes(table: pd.DataFrame) -> list[str]:
         if not shows:
             continue
         parts = []
+        at = table.iloc[i]["at_values"] if "at_values" in table else None
         for col, direction in shows:
             label, _, fmt, _ = COUNTERS[col]
             before, now = _value(table, i - 1, col), _value(table, i, col)
+            if isinstance(at, dict):   # measured where the step is meant to win, the step before's there too
+                (before, now), n = at[col], int(table.iloc[i]["shown_at"])   # a float beside the NaN of the others
+                label = f"{label} at {n}x{n}x{n}"
             if before is None or now is None:
                 parts.append(f"{label}: not measured" + (" (ncu off)" if "(ncu)" in label else ""))
                 continue

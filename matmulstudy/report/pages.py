@@ -106,7 +106,8 @@ def study_page(study: Study) -> str:
     size = study.size
     if study.cpu_only:
         return _cpu_page(study, f)
-    table = explain.progression_table(study.counted, study.hardware, study.registry, size, summary=study.summary)
+    table = explain.progression_table(study.counted, study.hardware, study.registry, size, summary=study.summary,
+                                      counters_at=study.counters_at)
     lines = [f"# GPU matrix multiplication, step by step, on {f['gpu']}", "",
              "Produced by the study's pipeline (`snakemake`) on this GPU and re-rendered from the "
              f"tables in this folder; {repo_link(study, 'README.md')} says how.", "",
@@ -141,7 +142,7 @@ def study_page(study: Study) -> str:
     lines += [explain.markdown(table, f["gpu"], size, level=2)]
     for p in precisions.others():   # each other precision's chapters, after their figure
         chapter = explain.progression_table(study.counted, study.hardware, study.registry, size, precision=p.id,
-                                            summary=study.summary)
+                                            summary=study.summary, counters_at=study.counters_at)
         if len(chapter):
             lines += [f"![the {p.adjective} chapter at {size}](figures/progression_{p.id}.png)", "",
                       explain.markdown(chapter, f["gpu"], size, level=2, precision=p.id)]

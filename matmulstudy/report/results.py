@@ -266,6 +266,13 @@ def _load(paths: list) -> list[dict]:
     return out
 
 
+def counters_at(ncu_paths: list) -> pd.DataFrame:
+    """counters_at.csv: Nsight Compute's counters at a step's own size (its `shown_at`), the step before's
+    beside them, a row per (variant, ncu_shape)."""
+    rows = _load(ncu_paths)
+    return pd.DataFrame(rows, columns=None if rows else ["variant", "shape"]).rename(columns={"shape": "ncu_shape"})
+
+
 def hardware_table(resource_paths: list, sass_paths: list, ncu_paths: list, gpu: dict | None,
                    sanitizer: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per built (variant, dtype): what explains its speed.

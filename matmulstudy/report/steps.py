@@ -108,9 +108,7 @@ def _code(source: str) -> list[str]:
 
 def step_before(study: Study, variant):
     """The step whose code this one changes (module docstring), or None."""
-    steps = in_order(study, variant.precision)
-    i = [v.id for v in steps].index(variant.id)
-    return steps[i - 1] if i > 0 else None
+    return study.registry.step_before(variant.id)
 
 
 def _included(study: Study, path: str) -> list[str]:
@@ -296,12 +294,15 @@ def effect_section(study: Study, variant, table: pd.DataFrame, slower: list[str]
         lines += ["Why slower, by the counters that moved against it: " + why[0].split(": ", 1)[1], ""]
     shows = variant.shows
     if shows and before is not None and before.id in rows.index:
-        lines += ["The counters its registry entry names, the step before and this one:", "",
+        at = explain.shown_at_values(study.registry, study.counters_at, variant.id)
+        n = variant.shown_at
+        lines += ["The counters its registry entry names, the step before and this one"
+                  + (f", both measured at {n}x{n}x{n}, where it is meant to win:" if at else ":"), "",
                   "| counter | step before | this step | as the entry says |", "| --- | ---: | ---: | --- |"]
         for col, direction in shows:
             label, _, fmt, _ = COUNTERS[col]
-            a, b = rows.loc[before.id].get(col), row.get(col)
-            if pd.isna(a) or pd.isna(b):
+            a, b = at[col] if at else (rows.loc[before.id].get(col), row.get(col))
+            if a is None or b is None or pd.isna(a) or pd.isna(b):
                 lines.append(f"| {label} | not measured | not measured | |")
                 continue
             lines.append(f"| {label} | {fmt.format(a)} | {fmt.format(b)} | {direction}: "
@@ -339,7 +340,7 @@ def step_pages(study: Study) -> dict[str, str]:
     """{file name under steps/: page} for every step the study timed, in the progression's order."""
     steps = timed_in_order(study)
     tables = {p.id: explain.progression_table(study.counted, study.hardware, study.registry, study.size,
-                                              precision=p.id, summary=study.summary)
+                                              precision=p.id, summary=study.summary, counters_at=study.counters_at)
               for p in precisions.TABLE}
     slower = {p.id: explain.slower_steps(tables[p.id], p.unit) for p in precisions.TABLE}
     pages = {}

@@ -52,6 +52,7 @@ STUDY_FILES = {
     "failures": "failures.txt", "skipped": "skipped.csv", "gpu": "gpu.json",
     "registry": "registry.yaml", "config": "config.yaml", "sanitizer": "sanitizer.csv",
     "tuning": "tuning.csv", "energy": "energy.csv", "headline": "headline.csv", "page": "README.md", "provenance": "provenance.rst",
+    "counters_at": "counters_at.csv",   # a step's counters where it is meant to win, and the step before's (shown_at)
 }
 FIGURE = REPORT + "/figures/{name}.{ext}"             # png and svg
 GPUS = "reports"                                      # the studies side by side

@@ -39,7 +39,7 @@ BASELINES = "baselines"   # the folder of the kernels that are no step (a step's
 _KEYS = {"id", "backend", "file", "kernel", "title", "source", "defines", "block", "tile", "grid",
          "flop_per_byte", "dtypes", "precision", "role", "chapter", "max_size", "search", "shows", "needs",
          "shared", "tensor_maps", "cluster", "align_rows", "launch_number", "launches", "technique",
-         "was"}
+         "was", "shown_at"}
 _CHAPTER_KEYS = {"id", "title", "precision"}
 DTYPES = {"float32": "float", "int32": "int"}   # dtype -> the kernels' ELEM
 
@@ -117,7 +117,8 @@ def _parse_entry(i: int, raw: dict, kernels_dir: Path, chapters: dict, check_fil
                       file=path, kernel=kernel, defines=defines, block_expr=block, tile_expr=tile,
                       grid_expr=grid, ratio_expr=raw.get("flop_per_byte"), dtypes=dtypes, precision=precision,
                       role=role, chapter=chapter, max_size=max_size, search=_parse_search(raw.get("search"), defines, where),
-                      shows=_parse_shows(raw.get("shows"), role, where), needs=_parse_needs(raw.get("needs"), backend, where),
+                      shows=_parse_shows(raw.get("shows"), role, where),
+                      shown_at=_parse_shown_at(raw.get("shown_at"), raw.get("shows"), where), needs=_parse_needs(raw.get("needs"), backend, where),
                       shared_expr=raw.get("shared"), cluster_expr=tuple(raw.get("cluster") or ()),
                       missing_file=missing_file,
                       maps_expr=_parse_tensor_maps(raw.get("tensor_maps"), backend, where),
@@ -227,6 +228,17 @@ def _parse_shows(raw, role: str, where: str) -> tuple:
     return tuple(raw.items())
 
 
+def _parse_shown_at(raw, shows, where: str) -> int | None:
+    """shown_at: n, the size whose counters show the change a step's `shows` names (a step for small problems
+    is judged where it is meant to win, not at the study's ncu_size)."""
+    if raw is None:
+        return None
+    if not shows or isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
+        raise StudyError(f"{where}: shown_at is a size n >= 1 (n x n x n) at which the counters that `shows` "
+                         f"names are measured; got {raw!r}" + ("" if shows else " on an entry without shows"))
+    return raw
+
+
 def _parse_search(raw, defines: dict, where: str) -> Search | None:
     """search: {values: {DEFINE: [v, ...]}, require: [condition, ...]}; the defaults must meet the conditions."""
     if raw is None:
@@ -299,6 +311,14 @@ class Registry(Mapping):
         """The steps (of one chapter, of one precision's chapters), in order."""
         return [v for v in self.values()
                 if v.is_step and chapter in (None, v.chapter) and precision in (None, v.precision)]
+
+    def step_before(self, vid: str) -> Variant | None:
+        """The step whose code this one changes: the one before it among the steps of its precision, chapter by
+        chapter (a chapter's first step follows the last of the chapter before of its precision), or None."""
+        chapters = list(self.chapters)
+        steps = sorted(self.steps(precision=self[vid].precision), key=lambda v: chapters.index(v.chapter))
+        i = [v.id for v in steps].index(vid)
+        return steps[i - 1] if i > 0 else None
 
     @functools.cached_property
     def course(self) -> dict[str, int]:

@@ -66,6 +66,8 @@ class Variant:
     max_size: int | None = None
     search: Search | None = None
     shows: tuple = ()   # (counter, 'lower' or 'higher'): what shows the step's change, from the step before
+    shown_at: int | None = None   # the size n (n x n x n) its `shows` are measured at, with the step before's,
+                                  # where it is meant to win; None: the study's ncu_size, as every counter
     needs: str | None = None   # the oldest nvcc target it builds for (sm_80), or an arch-specific one (sm_90a)
     shared_expr: str | int | None = None   # dynamic shared memory per block, bytes (expression of the defines)
     missing_file: str | None = None   # why its source cannot be built: the file the registry names is missing

@@ -155,11 +155,25 @@ class StudyRun:
                 for v, dtype in plan.builds(self.settings, self.registry) if v.backend == "cuda"]
 
     def ncu_reports(self, label: str) -> list[str]:
+        """Every GPU variant's counters at ncu_size; and a step's `shown_at`, with the step before's, at that
+        size too (counters_at.csv)."""
         if not self.settings.ncu:
             return []
-        size = self.settings.ncu_size
-        return [paths.NCU.format(label=label, variant=v.id, shape=f"{size}x{size}x{size}")
-                for v in self.variants if v.is_gpu]
+        gpu = [v.id for v in self.variants if v.is_gpu]
+        jobs = [(vid, self.settings.ncu_size) for vid in gpu]
+        for v in self.variants:
+            if not v.shown_at or v.id not in gpu:
+                continue
+            before = self.registry.step_before(v.id)
+            for vid in ([before.id] if before is not None and before.id in gpu else []) + [v.id]:
+                if (vid, v.shown_at) not in jobs:
+                    jobs.append((vid, v.shown_at))
+        return [paths.NCU.format(label=label, variant=vid, shape=f"{n}x{n}x{n}") for vid, n in jobs]
+
+    @property
+    def shown_at(self) -> bool:
+        """Whether the run measures counters at a step's own size (counters_at.csv)."""
+        return self.settings.ncu and any(v.shown_at for v in self.variants if v.is_gpu)
 
     def sanitizer_reports(self, label: str) -> list[str]:
         if not self.settings.sanitizer:

@@ -21,6 +21,7 @@ rule collect_results:
         **({"tuning": paths.study_file("tuning")} if RUN.tuned else {}),
         **({"energy": paths.study_file("energy")} if RUN.measures_energy else {}),
         **({"headline": paths.study_file("headline")} if RUN.measures_headline else {}),
+        **({"counters_at": paths.study_file("counters_at")} if RUN.shown_at else {}),
     log:
         "logs/collect_results/{label}.log",
     params:

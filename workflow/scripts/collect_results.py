@@ -34,7 +34,12 @@ def main(snakemake, log):
     if snakemake.input.tuning:   # every candidate of every tuned variant
         pd.concat([pd.read_csv(p) for p in snakemake.input.tuning], ignore_index=True).to_csv(
             snakemake.output.tuning, index=False)
-    hw = results.hardware_table(snakemake.input.resources, snakemake.input.sass, snakemake.input.ncu,
+    n = snakemake.params.settings.ncu_size   # every variant's counters at ncu_size; a step's shown_at apart
+    at_ncu_size = [p for p in snakemake.input.ncu if Path(p).stem.endswith(f"_{n}x{n}x{n}")]
+    if hasattr(snakemake.output, "counters_at"):
+        results.counters_at([p for p in snakemake.input.ncu if p not in at_ncu_size]).to_csv(
+            snakemake.output.counters_at, index=False)
+    hw = results.hardware_table(snakemake.input.resources, snakemake.input.sass, at_ncu_size,
                                 info if gpu else None, sanitizer)
     results.ncu_agreement(hw, summ).to_csv(snakemake.output.hardware, index=False)
     with open(snakemake.output.gpu, "w") as fh:   # the report's facts, kept with the results
