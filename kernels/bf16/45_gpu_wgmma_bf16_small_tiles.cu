@@ -30,8 +30,10 @@
 //
 // Counter that shows it: Nsight Compute at 1024 x 1024 x 1024, the SMs'
 // balance (sm_balance: the mean SM's active cycles over the busiest's),
-// from about a quarter (32 busy SMs of 132) to near 1. The step's page
-// gives the measured values.
+// from about a quarter (32 busy SMs of 132) to near 1. Not the tensor
+// pipe's busy share, which Nsight Compute takes over the cycles an SM is
+// active: step 44's 32 busy SMs multiply for more of theirs, and it falls.
+// The step's page gives the measured values.
 //
 // Ragged sizes: as step 44 (a partial tile's rows and columns are the copy
 // engine's zeros; C's edges clipped by the store).
