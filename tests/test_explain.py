@@ -163,12 +163,12 @@ def test_a_step_meant_for_small_problems_is_explained_by_its_counters_and_the_st
     values = explain.shown_at_values(registry, at, step.id)
     assert values["sm_balance"] == (0.25, 0.97) and set(values) == {c for c, _ in step.shows}
     table = _table([{"sm_balance": 0.99}, {"speedup": 0.7, "sm_balance": 0.98, "shows": step.shows,
-                                           "shown_at": n, "at_values": values}])
+                                           "shown_at": f"{n}x{n}x{n}", "at_values": values}])
     (note,) = explain.shown_changes(table)
     assert f"SM balance: mean SM's active cycles over the busiest's (ncu) at {n}x{n}x{n} 0.250 -> 0.970" in note
     assert "**not" not in note
     assert explain.shown_at_values(registry, None, step.id) == {c: (None, None) for c, _ in step.shows}
-    (unmeasured,) = explain.shown_changes(_table([{}, {"shows": step.shows, "shown_at": n,
+    (unmeasured,) = explain.shown_changes(_table([{}, {"shows": step.shows, "shown_at": f"{n}x{n}x{n}",
                                                         "at_values": explain.shown_at_values(registry, None, step.id)}]))
     assert "not measured" in unmeasured
     assert explain.shown_at_values(registry, at, before.id) is None   # a step without shown_at: ncu_size's

@@ -8,6 +8,7 @@ registry or config.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,10 +64,10 @@ class Study:
         path = self.folder / name
         return pd.read_csv(path) if path.exists() else None
 
-    @property
+    @functools.cached_property
     def counters_at(self) -> pd.DataFrame | None:
         """counters_at.csv: the counters of the steps with `shown_at` at their own size, the step before's beside
-        them (None in a study that measured none)."""
+        them (None in a study that measured none); read once, for the summary and every step's page."""
         return self.optional(STUDY_FILES["counters_at"])
 
     def on_gpu(self, df: pd.DataFrame) -> pd.Series:

@@ -17,6 +17,7 @@ from .. import precisions
 from ..measure.sanitize import is_clean
 from ..study.counters import COUNTERS, ENERGY, with_derived
 from ..study.registry import Registry
+from ..study.shapes import Shape
 from .results import at_size, slower_beyond_spread
 
 # Counters of one kind of unit's arithmetic: a table of that unit's steps shows them, and they explain only
@@ -68,7 +69,7 @@ def progression_table(df: pd.DataFrame, hw: pd.DataFrame, registry: Registry, si
         rows.append(row)
     table = pd.DataFrame(rows, columns=["step", "variant", "gflops"] if not rows else None)
     table["shows"] = table["variant"].map(lambda v: registry[v].shows)
-    table["shown_at"] = table["variant"].map(lambda v: registry[v].shown_at)
+    table["shown_at"] = table["variant"].map(lambda v: registry[v].shown_at and Shape(*[registry[v].shown_at] * 3).tag)
     table["at_values"] = table["variant"].map(lambda v: shown_at_values(registry, counters_at, v))
     table["source"] = table["variant"].map(lambda v: registry[v].source)
     table["speedup"] = table["gflops"] / table["gflops"].shift(1)
@@ -111,9 +112,8 @@ def shown_at_values(registry: Registry, counters_at: pd.DataFrame | None, vid: s
     if not variant.shown_at:
         return None
     before = registry.step_before(vid)
-    n = variant.shown_at
     rows = (pd.DataFrame(columns=["variant"]) if counters_at is None or "ncu_shape" not in counters_at
-            else counters_at[counters_at["ncu_shape"].eq(f"{n}x{n}x{n}")]).set_index("variant")
+            else counters_at[counters_at["ncu_shape"].eq(Shape(*[variant.shown_at] * 3).tag)]).set_index("variant")
 
     def value(v, col):
         got = rows[col].get(v) if v is not None and col in rows else None
@@ -144,8 +144,8 @@ def shown_changes(table: pd.DataFrame) -> list[str]:
             label, _, fmt, _ = COUNTERS[col]
             before, now = _value(table, i - 1, col), _value(table, i, col)
             if isinstance(at, dict):   # measured where the step is meant to win, the step before's there too
-                (before, now), n = at[col], int(table.iloc[i]["shown_at"])   # a float beside the NaN of the others
-                label = f"{label} at {n}x{n}x{n}"
+                before, now = at[col]
+                label = f"{label} at {table.iloc[i]['shown_at']}"
             if before is None or now is None:
                 parts.append(f"{label}: not measured" + (" (ncu off)" if "(ncu)" in label else ""))
                 continue
