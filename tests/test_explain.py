@@ -134,7 +134,7 @@ def test_the_timing_figure_names_its_dots_only_where_there_are_two_kinds_and_say
 
 
 def test_theoretical_occupancy_is_written_as_precisely_as_the_achieved_one_beside_it():
-    """Issue 26: step 22's theoretical occupancy read '12%' beside an achieved '12.5'."""
+    """Issue 26: step 24's theoretical occupancy read '12%' beside an achieved '12.5'."""
     page = explain.markdown(_table([{"occupancy": 0.5, "achieved_occupancy_pct": 48.1},
                                     {"speedup": 2.0, "occupancy": 0.125, "achieved_occupancy_pct": 12.5}]),
                             "Test GPU", 4096)
@@ -153,7 +153,7 @@ def test_a_bad_shown_at_is_named(registry, entry, message):
 
 
 def test_a_step_meant_for_small_problems_is_explained_by_its_counters_and_the_step_befores_at_its_size(registry):
-    """Step 45's counters at 1024 (counters_at.csv), not the study's ncu_size: the summary's sentence and the
+    """Step 48's counters at 1024 (counters_at.csv), not the study's ncu_size: the summary's sentence and the
     table's values come from there, the step before's too; a study without them says not measured."""
     step = next(v for v in registry.steps() if v.shown_at)
     before = registry.step_before(step.id)

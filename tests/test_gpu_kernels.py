@@ -15,11 +15,11 @@ pytestmark = pytest.mark.gpu
 
 # K = 1, odd K, an odd number of 8- and 16-wide k-tiles (40, 65, 129), M or N not a multiple of 4,
 # rows that do not start on 16 bytes (K or N odd), more than one 128 x 256 block tile, 11 rows of 256 x 128
-# tiles by 5 (step 27's groups of 8 tile rows: a full one and a short one; a cluster's block right of C),
-# 9 rows of them by 33 (153 cluster tiles: more than the 66 clusters of steps 30 and 31's persistent grid),
+# tiles by 5 (step 29's groups of 8 tile rows: a full one and a short one; a cluster's block right of C),
+# 9 rows of them by 33 (153 cluster tiles: more than the 66 clusters of steps 32 and 33's persistent grid),
 # and 17 x 12 tiles of 128 x 256 (a wave of 132 whole ones, then step 19 cuts the 72 left in pieces: its
 # "one-tile" hybrid; at 17 x 17 its other one); N of whole 64-column blocks, a tile and a quarter of them,
-# with M and K ragged (step 40's B in one copy; 4096 x 64 x 1024 is one block and three outside B)
+# with M and K ragged (step 43's B in one copy; 4096 x 64 x 1024 is one block and three outside B)
 SHAPES = [Shape(1, 1, 1), Shape(17, 33, 65), Shape(200, 72, 40), Shape(1000, 1000, 1000), Shape(4096, 64, 1024),
           Shape(513, 257, 129), Shape(31, 1, 4097), Shape(131, 259, 1), Shape(2600, 520, 36),
           Shape(2049, 4097, 33), Shape(2049, 2817, 33), Shape(300, 320, 200)]
@@ -65,22 +65,24 @@ def test_gpu_variant_matches_float64_reference(registry, gpu_builds, variant_id,
 
 
 @pytest.mark.parametrize("ids", [
-    ["gpu_wgmma_lean", "gpu_wgmma_persistent", "gpu_wgmma_queued", "gpu_wgmma_one_copy", "gpu_wgmma_whole_waves"],
+    ["gpu_wgmma_lean", "gpu_wgmma_persistent", "gpu_wgmma_queued", "gpu_wgmma_one_copy", "gpu_wgmma_whole_waves",
+     "gpu_wgmma_small_tiles"],
     ["gpu_wgmma_bf16", "gpu_wgmma_bf16_persistent", "gpu_wgmma_bf16_aligned", "gpu_wgmma_bf16_grouped",
      "gpu_wgmma_bf16_queued", "gpu_wgmma_bf16_one_copy", "gpu_wgmma_bf16_whole_waves",
      "gpu_wgmma_bf16_one_producer", "gpu_wgmma_bf16_stepped_descriptors", "gpu_wgmma_bf16_drawn_late",
      "gpu_wgmma_bf16_small_tiles"]],
     ids=["tf32", "bf16"])
 def test_the_persistent_steps_give_the_one_tile_steps_bits_launch_after_launch(registry, gpu_builds, ids):
-    """Steps 30, 31, 32 and 33 change which cluster computes a tile, or how its slices arrive, not its sums: their C
-    is step 29's, bit for bit; so are steps 36 to 45's step 35's (steps 37 to 45 through the aligned copies where
-    rows are off 16 bytes; steps 40 to 44's B in one copy where N is whole 128-byte blocks, 300 x 320 x 200 and 4096
-    among them; steps 33 and 41 to 44 on fewer blocks than multiprocessors, 78 or 42 clusters at 1537 x 3001 x 997
-    and 128 blocks at 4096; steps 42 to 44 with one producer warp on the tile slot; steps 43 and 44 with their
-    descriptors stepped by constants; step 44 with each ticket drawn as the block needs its tile; step 45 with tiles
-    of 64 x 128, whose wgmma m64n128k16 sums each element's k-steps as m64n256k16 does).
+    """Steps 32 to 36 change which cluster computes a tile, or how its slices arrive, not its sums: their C
+    is step 31's, bit for bit; so are steps 39 to 48's step 38's (steps 40 to 48 through the aligned copies where
+    rows are off 16 bytes; steps 43 to 47's B in one copy where N is whole 128-byte blocks, 300 x 320 x 200 and 4096
+    among them; steps 35 and 44 to 47 on fewer blocks than multiprocessors, 78 or 42 clusters at 1537 x 3001 x 997
+    and 128 blocks at 4096; steps 45 to 47 with one producer warp on the tile slot; steps 46 and 47 with their
+    descriptors stepped by constants; step 47 with each ticket drawn as the block needs its tile; step 48 with tiles
+    of 64 x 128, whose wgmma m64n128k16 sums each element's k-steps as m64n256k16 does; step 36 with tiles of
+    128 x 64 and no clusters, its wgmma m64n128k8 summing as m64n256k8 does).
     Each runs twice at each shape, one shape after another in one context, so a launch that left its tile
-    counter (steps 31, 39, 44) or any other state behind would give the next one other tiles."""
+    counter (steps 33, 42, 47) or any other state behind would give the next one other tiles."""
     from matmulstudy.gpu.session import GpuSession
     if registry[ids[0]].unsupported(gpu_builds["arch"]):
         pytest.skip(registry[ids[0]].unsupported(gpu_builds["arch"]))
@@ -103,19 +105,30 @@ def test_the_persistent_steps_give_the_one_tile_steps_bits_launch_after_launch(r
                 assert np.array_equal(bits, results[ids[0], 0]), (shape.tag, key)
 
 
+# What a launch that stopped part way leaves in a module's global memory, planted as the previous launch's:
+# the ticket 5 blocks in, every cut tile's progress at 3 slices (stream_k.cuh), every tile's count of pieces at 3
+# and the pieces' partial tiles NaN (step 22's).
+LEFT_BEHIND = {"ticket": lambda launch, n: np.array([launch << 32 | 5], np.uint64),
+               "progress": lambda launch, n: np.full(n // 8, launch << 32 | 3, np.uint64),
+               "arrivals": lambda launch, n: np.full(n // 8, launch << 32 | 3, np.uint64),
+               "partials": lambda launch, n: np.full(n // 4, 0xFFFFFFFF, np.uint32)}
+STATE = {"gpu_async_split_k": ("arrivals", "partials")}   # the others': ticket and progress
+
+
 @pytest.mark.parametrize("vid", ["gpu_stream_k", "gpu_deep_slices", "gpu_hybrid_stream_k", "gpu_async_stream_k",
-                                 "gpu_async_by_shape", "gpu_async_epilogue"])
+                                 "gpu_async_by_shape", "gpu_async_epilogue", "gpu_async_split_k"])
 def test_a_stream_k_launch_ignores_what_an_interrupted_one_left(registry, gpu_builds, vid):
-    """Steps 15 to 17 and 19 to 21 number their blocks by a ticket and hand cut tiles on through progress[], both in
-    global memory. A launch that stopped part way leaves them mid-count: planted here as the previous launch's, the
-    ticket 5 blocks in and every tile's progress at 3 slices. The next launch must ignore them (stream_k.cuh's
-    marks) and give the bits of a clean launch; counting on from them, it would number its blocks from 5 and
-    add pieces of tiles to C before their first."""
+    """Steps 15 to 17 and 19 to 21 number their blocks by a ticket and hand cut tiles on through progress[]; step 22
+    counts a tile's pieces in arrivals[] and keeps their partial tiles in partials[]; all in global memory. A launch
+    that stopped part way leaves them mid-count (LEFT_BEHIND). The next launch must ignore them (the launch marks)
+    and give the bits of a clean launch; counting on from them, it would number its blocks from 5, add pieces of
+    tiles to C before their first, or sum a tile before its pieces are in."""
     from matmulstudy.gpu import launch as launching
     from matmulstudy.gpu.session import GpuSession
     cubin = gpu_builds[vid, "float32"]
     with GpuSession() as gpu:
-        for shape in (Shape(1537, 3001, 997), Shape(1000, 1000, 1000)):   # tiles cut in pieces at both
+        # tiles cut in pieces at each: by Stream-K at the first two, by split-K (64 x 64 tiles) at the last two
+        for shape in (Shape(1537, 3001, 997), Shape(1000, 1000, 1000), Shape(300, 320, 200), Shape(513, 257, 129)):
             a, b = problem(shape, "float32")
             d_a, d_b, d_c = gpu.to_device(a), gpu.to_device(b), gpu.empty(4 * shape.M * shape.N)
             launch, _ = bench.gpu_launch(gpu, registry[vid], cubin, shape, d_a, d_b, d_c)
@@ -123,10 +136,9 @@ def test_a_stream_k_launch_ignores_what_an_interrupted_one_left(registry, gpu_bu
             for planted in (False, True):
                 if planted:
                     interrupted = next(launching.LAUNCHES)   # the number the stopped launch had
-                    ticket, _ = gpu.module_global(cubin, "ticket")
-                    progress, size = gpu.module_global(cubin, "progress")
-                    gpu.copy_in(ticket, np.array([interrupted << 32 | 5], np.uint64))
-                    gpu.copy_in(progress, np.full(size // 8, interrupted << 32 | 3, np.uint64))
+                    for name in STATE.get(vid, ("ticket", "progress")):
+                        address, size = gpu.module_global(cubin, name)
+                        gpu.copy_in(address, LEFT_BEHIND[name](interrupted, size))
                 gpu.fill_u32(d_c, 0xFFFFFFFF, shape.M * shape.N)   # NaN: an element not written shows
                 launch()
                 results.append(gpu.to_host(d_c, (shape.M, shape.N)).view(np.uint32))

@@ -61,7 +61,7 @@ def test_a_dry_run_and_build_say_what_is_held_back_before_any_job(tmp_path, arch
         note = [line for line in proc.stderr.splitlines() if line.startswith("note: ")]
         assert len(note) == 1 and f"not built or run for {arch}" in note[0], proc.stderr[-2000:]
         assert ("cuBLAS TF32 (tensor cores)" in note[0]) == (arch == "sm_75")
-        assert f"{HOPPER_ONLY}: 23, 24" in note[0]
+        assert f"{HOPPER_ONLY}: 25, 26" in note[0]
         assert "results/fake-" not in proc.stdout or "gpu_wgmma_tma.cubin" not in proc.stdout
 
 

@@ -295,7 +295,7 @@ def test_a_malformed_needs_says_what_it_should_be(tmp_path, needs):
 
 def test_a_kernel_takes_a_launch_number_where_its_entry_says_so(registry):
     """launch.py passes the launch's number after C to the variants with `launch_number` (steps 15 to 17 and
-    19 to 21), and to no others: each kernel's parameter list must agree, or the launch would read past its
+    19 to 23), and to no others: each kernel's parameter list must agree, or the launch would read past its
     parameters."""
     numbered = set()
     for v in registry.values():
@@ -307,7 +307,7 @@ def test_a_kernel_takes_a_launch_number_where_its_entry_says_so(registry):
             numbered.add(v.id)
     assert numbered == {v.id for v in registry.values() if v.launch_number}
     assert numbered == {"gpu_stream_k", "gpu_deep_slices", "gpu_hybrid_stream_k", "gpu_async_stream_k",
-                        "gpu_async_by_shape", "gpu_async_epilogue"}
+                        "gpu_async_by_shape", "gpu_async_epilogue", "gpu_async_split_k", "gpu_async_tall_tiles"}
 
 
 @pytest.mark.parametrize("vid, value", [("gpu_stream_k", "yes"), ("gpu_wgmma_queued", True), ("cublas", True)])

@@ -110,7 +110,7 @@ def test_the_readmes_gpu_table_follows_the_registrys_needs():
     lines = readme.gpu_table(load_registry())
     turing, hopper = (next(line for line in lines if f"({arch})" in line) for arch in ("sm_75", "sm_90"))
     assert "| 1-8 | 9-17 | none | none | FP32 |" in turing
-    assert "| 1-8 | 9-21 | 22-33 | 34-45 | FP32, TF32, BF16 |" in hopper
+    assert "| 1-8 | 9-23 | 24-36 | 37-48 | FP32, TF32, BF16 |" in hopper
 
 
 def test_an_svg_has_the_same_bytes_whatever_the_cpus_last_bit():
@@ -346,7 +346,7 @@ def test_a_failed_measurement_is_marked_and_counted(tmp_path):
 
 def test_the_margin_figure_is_drawn_where_no_check_measured_a_precision_against_fp32s_bound(tmp_path):
     """A small study can hold no margin against FP32's bound for a whole precision (the README's study on an H200
-    with numpy, gpu_naive, step 44, cuBLAS and cuBLAS BF16 at 64 and 256: its report stopped at this figure).
+    with numpy, gpu_naive, step 47, cuBLAS and cuBLAS BF16 at 64 and 256: its report stopped at this figure).
     The figure is drawn, without the circles that would mark those margins."""
     copy_tables(tmp_path)
     folder = tmp_path / "reports" / "h100"
@@ -361,7 +361,7 @@ def test_the_margin_figure_is_drawn_where_no_check_measured_a_precision_against_
 
 
 def test_an_exact_result_has_its_point_on_the_margin_figure(tmp_path):
-    """A result right to the last bit (margin 0: step 44 and cuBLAS BF16 at 1x1x1 on an H200) has no place on
+    """A result right to the last bit (margin 0: step 47 and cuBLAS BF16 at 1x1x1 on an H200) has no place on
     the figure's log scale: it is drawn at the left edge, and the axis says how many are."""
     copy_tables(tmp_path)
     folder = tmp_path / "reports" / "h100"
@@ -416,7 +416,7 @@ def test_a_log_axis_of_less_than_two_decades_has_ticks_at_1_2_and_5():
 
 @pytest.mark.parametrize("folder", COMMITTED, ids=lambda f: f.name)
 def test_the_committed_rooflines_number_each_steps_point(folder):
-    """Issue 26: the TF32 panel's steps 23 to 31 lay on top of each other, told apart by colours that repeat;
+    """Issue 26: the TF32 panel's steps 25 to 33 lay on top of each other, told apart by colours that repeat;
     each point now carries its step's number (placed clear of the others where it can be)."""
     from matmulstudy.study import snapshot
     registry = snapshot.read_registry(folder)
@@ -445,7 +445,7 @@ def test_a_guides_label_lies_on_its_line_away_from_the_points_or_is_not_drawn():
 
 
 def test_a_points_label_keeps_clear_of_every_marker_where_there_is_room():
-    """The H100 power figure of 4f994d6 had step 40's label on the diamonds of step 44 and cuBLAS BF16: a label
+    """The H100 power figure of 4f994d6 had step 43's label on the diamonds of step 47 and cuBLAS BF16: a label
     only kept 4 points from other points' centres, where a diamond of area 60 reaches 5.5. A label pushed past
     the corners of its own marker is led to it by a line."""
     import matplotlib.pyplot as plt
@@ -474,7 +474,7 @@ def test_a_points_label_keeps_clear_of_every_marker_where_there_is_room():
 
 
 def test_two_points_labels_never_run_together():
-    """The H200 power figure of f4dcfec wrote '3643' over steps 38, 43 and 44, 10 points apart on one row: a
+    """The H200 power figure of f4dcfec wrote '3643' over steps 41, 46 and 47, 10 points apart on one row: a
     label's width was reckoned at 0.6 of the font size a character, narrower than its digits, so boxes that only
     met held words that touched. Each label's words now keep LABEL_GAP from every other label's."""
     import matplotlib.pyplot as plt
@@ -541,7 +541,7 @@ def test_the_committed_hardware_figures_write_no_power_of_ten_and_no_percentage_
 
 
 def test_a_step_page_shows_where_a_header_two_includes_down_reads_its_define():
-    """Steps 43 and 44 change a define that a header of a header reads (wgmma_bf16.cuh through
+    """Steps 43 and 44 (46 and 47 now) change a define that a header of a header reads (wgmma_bf16.cuh through
     persistent_bf16.cuh; tiles.cuh): their pages showed only the .cu files' diff, which is the kernel's name.
     Rendered from the committed H100 study, each page now quotes the lines that read the define."""
     from matmulstudy.report.committed import Study
@@ -555,19 +555,21 @@ def test_a_step_page_shows_where_a_header_two_includes_down_reads_its_define():
     assert (ROOT / "reports/h100/steps/44_gpu_wgmma_bf16_drawn_late.md").read_text() == p44   # and committed so
 
 
-def test_a_step_page_gives_the_number_the_step_had_before_the_course_was_renumbered():
-    """A registry entry's `was` (issue 58): said on its page, so that old notes and links still resolve; a study
-    measured before it has none, and its pages say nothing of it."""
+@pytest.mark.parametrize("was, said", [(28, "Step 28 before"), ([18, 22], "Step 18, then 22, before")])
+def test_a_step_page_gives_the_number_the_step_had_before_the_course_was_renumbered(was, said):
+    """A registry entry's `was` (issues 58 and 60: one number, or the numbers before each renumbering): said on its
+    page, so that old notes and links still resolve; a study measured before it has none, and its pages say
+    nothing of it."""
     import dataclasses
     from matmulstudy.report.committed import Study
     from matmulstudy.report.steps import page_name, step_pages
     study = Study.load(ROOT / "reports" / "h100")
     raw = study.registry.raw
     renumbered = Registry.from_entries({**raw, "variants": [
-        dict(e, was=28) if e["id"] == "gpu_async_tile" else e for e in raw["variants"]]})
+        dict(e, was=was) if e["id"] == "gpu_async_tile" else e for e in raw["variants"]]})
     name = page_name(study.registry["gpu_async_tile"])
     page = step_pages(dataclasses.replace(study, registry=renumbered))[name]
-    assert "Step 28 before the course was renumbered." in page
+    assert f"{said} the course was renumbered." in page
     assert "before the course was renumbered" not in (ROOT / "reports/h100/steps" / name).read_text()
 
 

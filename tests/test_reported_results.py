@@ -222,7 +222,7 @@ def test_the_headline_ratios_of_the_two_studies_agree_within_one_and_a_half_poin
     """Each precision's best step over its reference in alternating rounds, burst and sustained, at 4096 and
     8192, in the study and in its repeat, wherever both measured the same step: burst within 1.5 points.
     Sustained, back to back at the power cap, hangs on the GPU's power state: the H200 study of a0ea9e3 and its
-    repeat gave step 31 at 4096 99.3% and 97.7% of cuBLAS TF32, their rounds not overlapping. A sustained ratio
+    repeat gave step 33 at 4096 99.3% and 97.7% of cuBLAS TF32, their rounds not overlapping. A sustained ratio
     further apart than 1.5 points must be marked on the page as not reproduced, and the page says why."""
     folder = ROOT / "reports" / label
     first, second = pd.read_csv(folder / "headline.csv"), pd.read_csv(folder / "repeat" / "headline.csv")
@@ -362,7 +362,7 @@ def test_the_best_tensor_core_step_reaches_its_fraction_of_an_unthrottled_cublas
     """Against cuBLAS TF32 of the same run, never FP32's: each TF32 step's fraction is its median over cuBLAS
     TF32's, which ran without a throttled sample (a throttled reference would flatter the steps); the mma.sync
     step's fraction is there beside the best. At 8192 the GPU's power state decides (issue 23): the H200
-    study's step 27 measured 87.2% of cuBLAS TF32 in its timed samples, its repeat's rounds 92.4%, so the
+    study's step 29 measured 87.2% of cuBLAS TF32 in its timed samples, its repeat's rounds 92.4%, so the
     target there is 85% and the headline rounds (test_the_headline_ratios_...) are the comparison."""
     folder = ROOT / "reports" / label
     summary = pd.read_csv(folder / "summary.csv")
@@ -384,7 +384,7 @@ def test_each_step_moves_the_counters_its_entry_names_the_way_it_says(label):
     """Every `shows` of every step with one, as kernels/registry.yaml names them today (the study's own registry
     where the step has left it), from the study's hardware.csv: the counter measured for the step and the step
     before, and moved the named way. A claim that a committed study disproves leaves the registry; the study's
-    step page still prints what its own registry claimed, and that it did not hold (step 44's SM balance, the
+    step page still prints what its own registry claimed, and that it did not hold (step 47's SM balance, the
     H200 study of f4dcfec: 0.959 -> 0.955)."""
     folder = ROOT / "reports" / label
     registry, today = snapshot.read_registry(folder), load_registry(check_files=False)

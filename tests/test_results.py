@@ -380,7 +380,7 @@ def test_the_power_figure_draws_each_gpu_variants_sustained_run_under_the_power_
 
 
 def test_a_step_is_slower_only_beyond_both_steps_spread():
-    """Issue 26: step 25 at 362,506 against 362,628 GFLOP/s, 0.38% noise, was listed as slower (×1.00)."""
+    """Issue 26: step 27 at 362,506 against 362,628 GFLOP/s, 0.38% noise, was listed as slower (×1.00)."""
     before = pd.Series([362_000.0, 362_400, 362_628, 362_900, 363_300])
     within = pd.Series([361_900.0, 362_300, 362_506, 362_700, 363_100])   # its quartiles overlap the other's
     below = pd.Series([355_000.0, 355_500, 356_000, 356_500, 357_000])    # its upper quartile under the other's lower

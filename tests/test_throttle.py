@@ -3,7 +3,7 @@
 tests/data/nvml_trace_h100_*.csv: `python -m matmulstudy.tools.powertrace VARIANT --size N --seconds S` on
 an NVIDIA H100 80GB HBM3 (driver 580.159.04, 700 W), 2026-11-23: the variant launched back to
 back, NVML read every ~2 ms. cuBLAS SGEMM at 8192 holds 1950-1980 MHz; step 17 (FP32) at 8192 holds 1980 MHz
-for half a second and then meets the power cap; step 27 (TF32) meets it at once, at 4096 and at 8192. The
+for half a second and then meets the power cap; step 29 (TF32) meets it at once, at 4096 and at 8192. The
 energy counter moves every 100 ms.
 """
 
@@ -49,7 +49,7 @@ def test_batches_at_full_clock_all_count():
 
 
 def test_a_batch_that_met_the_power_cap_is_taken_again_then_counted_flagged_throttled():
-    """Step 27 at 8192 throttles in every batch: 20 are taken again, each after a 0.1 s pause, and kept
+    """Step 29 at 8192 throttles in every batch: 20 are taken again, each after a 0.1 s pause, and kept
     aside; from the 21st the batches count (the GPU cannot hold its clock here), with their readings."""
     out = TimedSamples()
     again = [out.add([3.0] * 4, batch, H100) for batch in batches(trace("gpu_wgmma_grouped_8192"), 0.15)]
@@ -98,7 +98,7 @@ def sustained_from(name: str, start_s: float, window_s: float) -> Sustained:
 
 
 def test_the_energy_of_a_sustained_run_is_read_between_two_ticks_of_the_counter():
-    """Step 27 at 8192 back to back: about 700 W, 2.3-2.4 J a launch (the trace's own summary: 2.35 J, 690 W
+    """Step 29 at 8192 back to back: about 700 W, 2.3-2.4 J a launch (the trace's own summary: 2.35 J, 690 W
     over 4 s), at the clock the power cap left it (its timed launches: 2.9 ms at 1980 MHz)."""
     flop = 2 * 8192**3
     run = sustained_from("gpu_wgmma_grouped_8192", 1.0, 0.2)

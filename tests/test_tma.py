@@ -111,7 +111,7 @@ def test_bf16_maps_take_two_byte_elements_and_rows_of_a_multiple_of_8():
 
 
 def test_a_box_of_blocks_is_one_3d_map_where_the_columns_are_whole_blocks_as_the_kernel_decides():
-    """Step 40's B: [rows, 64, blocks] is `blocks` boxes of 64 BF16 columns side by side in one copy: a 3-D map
+    """Step 43's B: [rows, 64, blocks] is `blocks` boxes of 64 BF16 columns side by side in one copy: a 3-D map
     (a block's columns, rows, blocks; the blocks 128 bytes apart) where N is whole blocks; else, as the last
     block would run into the next row, the 2-D map of one block, and the producer makes a copy a block (the
     same rule in producer.cuh and in the sanitizer's launcher)."""
@@ -198,8 +198,8 @@ def test_the_sanitizer_launches_with_the_kernels_shared_memory_and_boxes():
                                        (300, 3 * 128 + 1, (4, 2, 1))])
 @pytest.mark.parametrize("vid", ["gpu_wgmma_multicast", "gpu_wgmma_grouped"])
 def test_a_cluster_kernels_grid_is_whole_clusters(vid, M, N, grid):
-    """Steps 26 and 27 pair blocks along N in clusters: the grid's width is rounded up to an even number of
-    blocks, and the second block of a pair may lie wholly right of C (step 26's header says how it takes part)."""
+    """Steps 28 and 29 pair blocks along N in clusters: the grid's width is rounded up to an even number of
+    blocks, and the second block of a pair may lie wholly right of C (step 28's header says how it takes part)."""
     v = load_registry()[vid]
     assert v.cluster == (2, 1) and v.launch_grid(M, N) == grid
     assert "__cluster_dims__(CLUSTER, 1, 1)" in v.file.read_text() and v.defines["CLUSTER"] == 2
@@ -208,7 +208,7 @@ def test_a_cluster_kernels_grid_is_whole_clusters(vid, M, N, grid):
 @pytest.mark.parametrize("sms, grid", [(132, (132, 1, 1)), (133, (132, 1, 1)), (1, (2, 1, 1))])
 @pytest.mark.parametrize("vid", ["gpu_wgmma_persistent", "gpu_wgmma_queued"])
 def test_a_persistent_cluster_grid_is_the_multiprocessors_in_whole_clusters(vid, sms, grid):
-    """Steps 30 and 31: a block a multiprocessor, rounded down to whole clusters, one cluster at least; the same
+    """Steps 32 and 33: a block a multiprocessor, rounded down to whole clusters, one cluster at least; the same
     grid at every shape (the kernel walks the tiles); C's buffers after the ring, and a box of 64 rows of C."""
     v = load_registry()[vid]
     assert v.cluster == (2, 1) and v.launch_grid(4096, 4096, sms) == v.launch_grid(1, 1, sms) == grid
@@ -237,7 +237,7 @@ def test_a_persistent_grid_is_cut_to_the_clusters_that_run_at_once(clusters, gri
 ])
 def test_step_28_copies_the_operands_whose_rows_are_off_16_bytes_and_multiplies_the_padded_problem(
         M, N, K, addresses, copied, shape):
-    """Step 28 (align_rows): A into M x K4, B into K4 x N4, C out of M x N4, each only where needed; the kernel
+    """Step 30 (align_rows): A into M x K4, B into K4 x N4, C out of M x N4, each only where needed; the kernel
     multiplies (M, N4, K4), which the copy engine describes."""
     from matmulstudy.gpu.launch import Padding
     v = load_registry()["gpu_wgmma_aligned"]
@@ -285,7 +285,7 @@ def test_a_bad_align_rows_entry_is_named(raw, message):
     (1, 1, 1, "ABC", (1, 8, 8)),
 ])
 def test_the_bf16_steps_copy_rows_onto_16_bytes_of_2_byte_elements(M, N, K, copied, shape):
-    """Steps 37 and later (align_rows, BF16): K and N rounded up to multiples of 8; A's and B's workspace of
+    """Steps 40 and later (align_rows, BF16): K and N rounded up to multiples of 8; A's and B's workspace of
     2-byte elements copied by pad_copy_16, C's FP32 workspace by pad_copy."""
     from matmulstudy.gpu.launch import Padding, copy_kernel
     v = load_registry()["gpu_wgmma_bf16_aligned"]
@@ -316,7 +316,7 @@ def test_the_persistent_bf16_steps_fit_the_ring_and_cs_buffers_on_a_grid_of_the_
     bm, bn, bk, stages = (v.defines[k] for k in ("BM", "BN", "BK", "STAGES"))
     assert v.cluster == (1, 1) and v.launch_grid(4096, 4096, 132) == v.launch_grid(1, 1, 132) == (132, 1, 1)
     assert v.dynamic_shared == stages * (bm + bn) * bk * 2 + (bm // 64) * 16384 + 1024 <= 227 * 1024
-    blocks = v.defines.get("B_BLOCKS", 1)   # step 40: the slice's boxes of B in one copy
+    blocks = v.defines.get("B_BLOCKS", 1)   # step 43: the slice's boxes of B in one copy
     assert v.tensor_maps == {"A": (bm, bk), "B": (bk, 64, blocks) if blocks > 1 else (bk, 64), "C": (64, 32)}
     assert blocks in (1, bn // 64)
     assert v.operand_element == tma.BFLOAT16 and v.needs == "sm_90a"

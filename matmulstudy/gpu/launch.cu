@@ -10,7 +10,7 @@
 // side by side where the columns are whole blocks; 128 zero bytes where the
 // rows do not start on 16 bytes: A and B unless K and N are multiples of 4,
 // C unless N is, and the kernel then goes without them).
-// pad=COPY_KERNEL (a variant with align_rows, steps 24 and 35): as
+// pad=COPY_KERNEL (a variant with align_rows, steps 26 and 38): as
 // matmulstudy/gpu/launch.py's Padding does, where K or N is not a multiple of
 // 16 bytes of A's and B's elements the operands are first copied by
 // COPY_KERNEL (of the same cubin; COPY_KERNEL_16 for 2-byte elements) into

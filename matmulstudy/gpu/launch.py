@@ -9,7 +9,7 @@ every other one through PyCUDA; one with `launch_number` (steps 15-17,
 what it leaves in global memory. A variant with `launches` (steps 20, 21) launches
 the kernel of its file that its rule chooses for the shape (the tests and
 the sanitizer launch each at every shape: Variant.only). A variant with
-`align_rows` (steps 28, 37) has operands whose rows are off 16 bytes copied first, into zero-padded
+`align_rows` (steps 30, 40) has operands whose rows are off 16 bytes copied first, into zero-padded
 workspace made once per shape (Padding), and its result copied back, all
 in the one launch. The native launcher that compute-sanitizer runs
 (launch.cu) launches the same way, from the same numbers.
@@ -93,7 +93,7 @@ def copy_kernel(name: str, element_bytes: int) -> str:
 
 
 class Padding:
-    """Where a TMA kernel's operands must be copied for their rows to start on 16 bytes (steps 28 and 37): with
+    """Where a TMA kernel's operands must be copied for their rows to start on 16 bytes (steps 30 and 40): with
     Np, Kp = N and K rounded up to whole 16 bytes of the operands' elements (the variant's launch_shape), A
     into M x Kp (where K is not such a multiple or A's address not on 16 bytes), B into Kp x Np (where K or N
     is not, or B's address), C computed into M x Np and copied back (where N is not, or C's address); the added

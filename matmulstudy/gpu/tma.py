@@ -29,7 +29,7 @@ maps_usable in kernels/sm90/, store_map_usable in hopper.cuh), loads those
 slices itself
 (A and B: both maps or neither) or stores C itself.
 
-A box of three numbers, `B: [rows, cols, blocks]` (step 40), is `blocks`
+A box of three numbers, `B: [rows, cols, blocks]` (step 43), is `blocks`
 boxes of rows x cols side by side in one copy, each one 128-byte swizzle row
 wide: the map is then 3-D, (a block's columns, rows, blocks of columns; the
 blocks 128 bytes apart in global memory), and its one box lays the blocks

@@ -77,7 +77,7 @@ def verification_sentence(st: Study) -> str:
 
 
 CHAPTER_ANCHORS = {   # where a chapter starts on its precision's page of the course, docs/<precision>.md
-    "seeds": "#the-seeds-steps-1-to-8", "beyond": "#beyond-the-seeds-steps-9-to-21"}
+    "seeds": "#the-seeds-steps-1-to-8", "beyond": "#beyond-the-seeds-steps-9-to-23"}
 ARCHS = {"sm_75": "Turing (RTX 20, T4)", "sm_80": "A100", "sm_86": "RTX 30, A10, A40", "sm_89": "RTX 40, L4, L40",
          "sm_90": "H100, H200"}   # the GPUs people run the study on, by the nvcc target a study builds for
 

@@ -118,7 +118,7 @@ def _included(study: Study, path: str) -> list[str]:
 
 def _included_all(study: Study, path: str) -> list[str]:
     """The files a kernel file includes, and those they include in turn, each once, nearest first: a define of
-    the registry may be read two headers down (in the studies measured before kernels/sm90/, step 44's
+    the registry may be read two headers down (in the studies measured before kernels/sm90/, step 47's
     DRAW_LATE in tiles.cuh, which persistent_bf16.cuh included)."""
     return [h for h in with_includes([path], lambda p: read_kernel(study.folder, p)) if h != path]
 
@@ -357,7 +357,8 @@ def step_pages(study: Study) -> dict[str, str]:
         lines = [f"# {variant.title}", "", nav, "",
                  f"Chapter: {chapter.title}" + ("" if label in chapter.title else f" ({label})") + ", on "
                  f"{study.gpu['gpu_name']}. Source: {variant.source}."
-                 + (f" Step {variant.was} before the course was renumbered." if variant.was else ""), "",
+                 + (f" Step {variant.was}{',' * (', ' in variant.was)} before the course was renumbered."
+                    if variant.was else ""), "",
                  "## What it changes, and why", "", "(Its file's header, as the study ran it.)", ""]
         path = _file(study, variant)
         text = read_kernel(study.folder, path) if path else None

@@ -1,6 +1,6 @@
 """Arithmetic of a variant's defines, as the registry writes it: block, tile, grid, shared memory, the
-constraints of a search space. Numbers, names of defines and a few operators; nothing else, so a registry
-entry cannot run code."""
+constraints of a search space. Numbers, names of defines, a few operators, min and max; nothing else, so a
+registry entry cannot run code."""
 
 from __future__ import annotations
 
@@ -11,14 +11,15 @@ from ..errors import StudyError
 
 _OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
         ast.Mod: operator.mod, ast.Div: operator.truediv}
+_CALLS = {"min": min, "max": max}
 _COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
             ast.Gt: operator.gt, ast.GtE: operator.ge}
 
 
 def _evaluate(expr, defines: dict, integer: bool, condition: bool):
-    """Numbers, names of defines and + - * // % (and / unless `integer`); with `condition`, comparisons
-    joined by and/or too. Nothing else, so a registry entry cannot run code."""
-    allowed = "names, integers, + - * // %" + (", comparisons, and, or" if condition else "")
+    """Numbers, names of defines, + - * // % (and / unless `integer`), min and max of two or more; with `condition`,
+    comparisons joined by and/or too. Nothing else, so a registry entry cannot run code."""
+    allowed = "names, integers, + - * // %, min, max" + (", comparisons, and, or" if condition else "")
 
     def ev(node):
         if isinstance(node, ast.Expression):
@@ -31,6 +32,9 @@ def _evaluate(expr, defines: dict, integer: bool, condition: bool):
             return int(defines[node.id])
         if isinstance(node, ast.BinOp) and type(node.op) in _OPS and not (integer and isinstance(node.op, ast.Div)):
             return _OPS[type(node.op)](ev(node.left), ev(node.right))
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _CALLS
+                and len(node.args) >= 2 and not node.keywords):
+            return _CALLS[node.func.id](ev(a) for a in node.args)
         if condition and isinstance(node, ast.Compare) and all(type(op) in _COMPARE for op in node.ops):
             values = [ev(node.left)] + [ev(c) for c in node.comparators]
             return all(_COMPARE[type(op)](x, y) for op, x, y in zip(node.ops, values, values[1:]))

@@ -43,6 +43,13 @@ _KEYS = {"id", "backend", "file", "kernel", "title", "source", "defines", "block
 _CHAPTER_KEYS = {"id", "title", "precision"}
 DTYPES = {"float32": "float", "int32": "int"}   # dtype -> the kernels' ELEM
 
+def _parse_was(was) -> str | None:
+    """A step's numbers before the course was renumbered, oldest first: one, or a list ('18, then 22')."""
+    if was is None:
+        return None
+    return ", then ".join(str(n) for n in was) if isinstance(was, list) else str(was)
+
+
 def _parse_entry(i: int, raw: dict, kernels_dir: Path, chapters: dict, check_files: bool) -> Variant:
     where = f"registry entry {i + 1}"
     if not isinstance(raw, dict) or "id" not in raw:
@@ -128,7 +135,7 @@ def _parse_entry(i: int, raw: dict, kernels_dir: Path, chapters: dict, check_fil
                                                          where),
                       launches=_parse_launches(raw.get("launches"), kernel, backend, raw.get("tensor_maps"),
                                                raw.get("align_rows"), where),
-                      technique=technique, was=None if raw.get("was") is None else str(raw["was"]))
+                      technique=technique, was=_parse_was(raw.get("was")))
     if variant.shared_expr is not None and backend != "cuda":
         raise StudyError(f"{where}: shared (dynamic shared memory bytes) is for cuda kernels")
     if backend == "cuda":
@@ -172,7 +179,7 @@ def _parse_align_rows(raw, maps, where: str) -> str | None:
 
 
 def _parse_launch_number(raw, backend: str, maps, where: str) -> bool:
-    """launch_number: true where the kernel takes the launch's number after C (steps 15 to 17 and 19 to 21: their
+    """launch_number: true where the kernel takes the launch's number after C (steps 15 to 17 and 19 to 23: their
     state in global memory is marked with it, kernels/common/stream_k.cuh); a cuda kernel without tensor_maps."""
     if raw is None:
         return False

@@ -7,7 +7,7 @@ mainloop might take, each block alone or two in a cluster sharing boxes by multi
 A stage is `boxes` boxes of 64 rows by 128 bytes (8 KB). The configurations, by the BF16 tile whose K-slice of
 64 they bring (TILES below): 128 x 128 (4 boxes), 64 x 256 (5), 128 x 256 (6: the chapter's block tile), two
 128 x 128 tiles at once (8: a ping-pong block's two consumers); in pairs, A's boxes shared (each block of the
-pair brings half of them into both, as step 26's clusters do) or B's. The source is one BF16 matrix
+pair brings half of them into both, as step 28's clusters do) or B's. The source is one BF16 matrix
 of --source-mb: 16 MB stays in L2 (the GEMM's operands at 4096 mostly do), 1024 MB does not.
 
 With --blocks, the probe runs on that many blocks as well as on a block an SM (0): if a block's feed grows as

@@ -58,7 +58,7 @@ def palette(registry: Registry) -> dict[str, tuple]:
 
 
 # Markers that read apart at 6 points, for the figures whose lines share a panel (size_sweep).
-MARKERS = ("o", "s", "D", "^", "v", "P", "X", "<", ">", "p", "h", "*", "d")
+MARKERS = ("o", "s", "D", "^", "v", "P", "X", "<", ">", "p", "h", "*", "d", "8", "H")
 
 
 def markers(registry: Registry) -> dict[str, str]:

@@ -1,4 +1,4 @@
-// Step 26: two blocks, one cluster, one copy of A. Blocks side by side along
+// Step 28: two blocks, one cluster, one copy of A. Blocks side by side along
 // N compute tiles with the same 256 rows; each brings half of those rows'
 // slice of A, and the copy engine writes it into both blocks' shared memory.
 //
@@ -8,10 +8,10 @@
 // describe them, and as CUTLASS's SM90 kernels with cluster shape (2, 1) use
 // them.
 //
-// What changes: the bytes a block asks of L2 per slice. Steps 23 to 25 move
+// What changes: the bytes a block asks of L2 per slice. Steps 25 to 27 move
 // 48 KB a slice (A's 256 x 32: 32 KB, B's 32 x 128: 16 KB) for 256 x 128 x
 // 32 multiply-adds; at the TF32 rate that is about 11 TB/s for 132 blocks,
-// more than L2 sends (ncu: L2 near its peak throughput for step 23 at 4096,
+// more than L2 sends (ncu: L2 near its peak throughput for step 25 at 4096,
 // and the 8192 runs hit the power limit where cuBLAS does not). Two
 // blocks that share A's rows ask for 16 + 16 KB each: two thirds of the
 // traffic, for the same arithmetic. The price: the pair moves in step (a
@@ -25,15 +25,15 @@
 // The L2 hit rate, first named here, moves by no more than between two
 // studies. The step's page gives the measured values.
 //
-// Ragged sizes: as step 25; a cluster's second block may lie wholly right of
+// Ragged sizes: as step 27; a cluster's second block may lie wholly right of
 // C (N not a multiple of 2 x BN): it loads and multiplies zeros for its
 // partner's sake and stores nothing (the copy engine clips). The grid's
 // width is rounded up to whole clusters (the registry's `cluster`). Without
-// tensor maps each block loads all of its slices itself, as in step 23, and
+// tensor maps each block loads all of its slices itself, as in step 25, and
 // the pair still hands stages over together. No block arrives on its
 // partner's barriers after the partner may have ended (mainloop_tf32.cuh).
 //
-// Parameters: step 23's, and CLUSTER (2: the blocks of a cluster, along N).
+// Parameters: step 25's, and CLUSTER (2: the blocks of a cluster, along N).
 // Needs sm_90a.
 
 #include "../sm90/mainloop_tf32.cuh"

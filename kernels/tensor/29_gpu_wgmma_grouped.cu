@@ -1,4 +1,4 @@
-// Step 27: the same kernel as step 26, its tiles handed out in groups of
+// Step 29: the same kernel as step 28, its tiles handed out in groups of
 // rows. Nothing in a block changes; which tile each block computes does.
 //
 // Source: rasterising the grid for L2 locality, as CUTLASS's threadblock
@@ -10,7 +10,7 @@
 // (132 on an H100, 66 clusters) move down K together, so a K-slice of A or
 // B that one of them brings into L2 is there for the others that need it;
 // every distinct row of A and column of B the running blocks cover is read
-// from DRAM about once per wave. In launch order (steps 23 to 26) a wave is
+// from DRAM about once per wave. In launch order (steps 25 to 28) a wave is
 // a band of whole tile rows: at 8192, two of them, so 512 rows of A and all
 // 8192 columns of B, 272 MB a wave. Walking down GROUP = 8 tile rows before
 // moving right, a wave is 8 tile rows by about 16 tile columns: 2048 rows of
@@ -22,11 +22,11 @@
 // the power cap, it was the first step of its chapter with no throttled
 // sample in the studies. The step's page gives the measured values.
 //
-// Ragged sizes: as step 26 (OneTile's origin is a permutation of the grid's
+// Ragged sizes: as step 28 (OneTile's origin is a permutation of the grid's
 // tiles, a cluster's blocks kept side by side; the last group may have fewer
 // than GROUP rows).
 //
-// Parameters: step 26's, and GROUP (tile rows per group). Needs sm_90a.
+// Parameters: step 28's, and GROUP (tile rows per group). Needs sm_90a.
 
 #include "../sm90/mainloop_tf32.cuh"
 #include "../sm90/gemm.cuh"

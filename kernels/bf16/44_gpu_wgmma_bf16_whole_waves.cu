@@ -1,4 +1,4 @@
-// Step 41: step 40's kernel on the fewest blocks that take the tiles in as
+// Step 44: step 43's kernel on the fewest blocks that take the tiles in as
 // many rounds: every block computes as many tiles as the busiest.
 //
 // Source: pranjalssh's fast.cu (kernel 12, the H100 worklog "Outperforming
@@ -33,10 +33,10 @@
 // four that sit the launch out included, and on the H200 it stayed level.
 // The step's page gives the measured values.
 //
-// Ragged sizes: as step 40, and its result bit for bit (each element the
+// Ragged sizes: as step 43, and its result bit for bit (each element the
 // same sum in the same order, whichever block computes its tile).
 //
-// Parameters: step 40's. Needs sm_90a.
+// Parameters: step 43's. Needs sm_90a.
 
 #include "../sm90/mainloop_bf16.cuh"
 #include "../sm90/gemm.cuh"

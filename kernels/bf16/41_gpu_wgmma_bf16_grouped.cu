@@ -1,12 +1,12 @@
-// Step 38: step 37's persistent blocks, walking the tiles in groups of
+// Step 41: step 40's persistent blocks, walking the tiles in groups of
 // GROUP tile rows (rasterisation).
 //
 // Source: CUTLASS's threadblock swizzle (GemmIdentityThreadblockSwizzle and
 // the SM90 tile scheduler's raster order and swizzle size), Triton's
 // matmul tutorial ("L2 cache optimizations": grouped ordering), and the TF32
-// chapter's step 27, whose order this is (scheduler.cuh's grouped_origin).
+// chapter's step 29, whose order this is (scheduler.cuh's grouped_origin).
 //
-// The problem: step 37's block b takes tiles b, b + 132, ... in row order.
+// The problem: step 40's block b takes tiles b, b + 132, ... in row order.
 // The 132 tiles running at one time are then about four whole tile rows of
 // C: 512 rows of A and every column of B. At 8192, B is 128 MB, more than
 // the 50 MB of L2, so each tile row reads all of B again from DRAM.
@@ -23,11 +23,11 @@
 // Compute size) both move less. GROUP 8 came within the noise of 16. The
 // step's page gives the measured values.
 //
-// Ragged sizes: as step 37; the last group may be shorter than GROUP rows.
-// The result is step 37's bit for bit (each element the same sums in the
+// Ragged sizes: as step 40; the last group may be shorter than GROUP rows.
+// The result is step 40's bit for bit (each element the same sums in the
 // same order, whichever block computes it).
 //
-// Parameters: step 37's, and GROUP (tile rows a group). Needs sm_90a.
+// Parameters: step 40's, and GROUP (tile rows a group). Needs sm_90a.
 
 #include "../sm90/mainloop_bf16.cuh"
 #include "../sm90/gemm.cuh"

@@ -1,4 +1,4 @@
-// Step 42: step 41 with one producer warp: the producer warpgroup's other
+// Step 45: step 44 with one producer warp: the producer warpgroup's other
 // three warps leave as soon as they have given back their registers.
 //
 // Source: pranjalssh's fast.cu (kernel 12, the H100 worklog "Outperforming
@@ -8,7 +8,7 @@
 // loads to one warp of the producer warpgroup (ProducerWarpRole::Mainloop);
 // its warps with no role run no loop.
 //
-// The problem: from step 39 on, every warp of the block reads each tile's
+// The problem: from step 42 on, every warp of the block reads each tile's
 // number from the tile slot (scheduler.cuh's QueuedTiles), the producer's four
 // warps too, though only thread 0 of warp 0 asks the copy engine for
 // anything. Warps 1 to 3 of the producer so wait on the slot's barrier for
@@ -29,10 +29,10 @@
 // noise of the step before at the study's shapes, and the same change in TF32
 // gained nothing. The step's page gives the measured values.
 //
-// Ragged sizes: as step 41, and its result bit for bit (only who waits on
+// Ragged sizes: as step 44, and its result bit for bit (only who waits on
 // the slot changes, not which block computes which tile in what order).
 //
-// Parameters: step 41's. Needs sm_90a.
+// Parameters: step 44's. Needs sm_90a.
 
 #include "../sm90/mainloop_bf16.cuh"
 #include "../sm90/gemm.cuh"

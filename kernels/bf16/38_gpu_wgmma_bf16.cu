@@ -1,4 +1,4 @@
-// Step 35: BF16 the Hopper way. The copy engine (TMA) brings each K-slice
+// Step 38: BF16 the Hopper way. The copy engine (TMA) brings each K-slice
 // of A and B into a ring of shared-memory stages, and wgmma multiplies them
 // there: both operands are read by the tensor cores from shared memory, and
 // nothing but the accumulators passes through registers.
@@ -12,8 +12,8 @@
 // row-major B as an MN-major operand. The TF32 chapter's ring, mbarriers and
 // roles (sm90/: the ring, the producer, the scheduler, the epilogues) are the TF32 steps'.
 //
-// What changes from step 34 (mma.sync + ldmatrix): everything that feeds
-// the tensor cores, as step 23 did for TF32.
+// What changes from step 37 (mma.sync + ldmatrix): everything that feeds
+// the tensor cores, as step 25 did for TF32.
 // - Loads: one thread asks the copy engine for a whole slice (a 128 x 64
 //   box of A, four 64 x 64 boxes of B: 48 KB) while every other thread
 //   computes; no load instructions, no ldmatrix, no registers staging it.
@@ -21,7 +21,7 @@
 //   handed over on mbarriers (full: the bytes have landed; empty: every
 //   consumer warp is done with it).
 // - Math: one wgmma is a 64 x 256 x 16 product issued by a warpgroup of 128
-//   threads (step 34's mma.sync: 16 x 8 x 16 per warp), asynchronous:
+//   threads (step 37's mma.sync: 16 x 8 x 16 per warp), asynchronous:
 //   issued, committed, waited for. A consumer issues a slice's four wgmma,
 //   then waits for the previous slice's and gives its stage back: one group
 //   in flight behind the one being issued.
@@ -31,13 +31,13 @@
 //
 // Why no transpose, and not TF32's swapped roles. wgmma reads a TF32
 // operand from shared memory only K-major, so the TF32 chapter computes
-// C^T = B^T A^T with B^T from registers (step 23). A 16-bit operand may be
+// C^T = B^T A^T with B^T from registers (step 25). A 16-bit operand may be
 // MN-major: the instruction's last immediate (B transposed) says B's N is
 // contiguous, as it is in the study's row-major B. The copy engine writes
 // B's slice as boxes of 64 columns (128 bytes) by 64 k, swizzled; the
 // descriptor's leading byte offset steps from one box of 64 columns to the
 // next, its stride byte offset from one group of 8 k to the next
-// (descriptor_sw128_mn in hopper.cuh). A is K-major, as step 23's.
+// (descriptor_sw128_mn in hopper.cuh). A is K-major, as step 25's.
 //
 // Ragged sizes: where A and B's rows start on 16 bytes (K and N multiples
 // of 8, the copy engine's rule for BF16), the engine fills what lies
@@ -51,7 +51,7 @@
 // Any M, N, K >= 1.
 //
 // Counter that shows it (hardware.csv): the tensor pipe's active share
-// (ncu), about three times step 34's at 4096 (lab-notebook:notes/bf16.md);
+// (ncu), about three times step 37's at 4096 (lab-notebook:notes/bf16.md);
 // HGMMA.64x256x16.F32.BF16 with .tnspB in the SASS main loop, no HMMA, no
 // LDSM. The step's page gives the measured values.
 //

@@ -1,4 +1,4 @@
-// Step 34: the tensor cores in BF16, the Ampere way: mma.sync m16n8k16, the
+// Step 37: the tensor cores in BF16, the Ampere way: mma.sync m16n8k16, the
 // fragments read from shared memory by ldmatrix, the sums in FP32 registers.
 //
 // Source: the PTX ISA, "Warp-level matrix multiply-accumulate instructions"
@@ -8,7 +8,7 @@
 // documentation's GEMM hierarchy and its SM80 BF16 MMA atom
 // (SM80_16x8x16_F32BF16BF16F32_TN) with the LDSM copy atoms.
 //
-// What changes from step 22 (TF32): the operands. A and B arrive as 16-bit
+// What changes from step 24 (TF32): the operands. A and B arrive as 16-bit
 // BF16 values, rounded to nearest-even from the study's float32 inputs on
 // the host (matmulstudy/precisions.py): half the bytes of TF32's, and an
 // instruction that does twice the work, 16 x 8 x 16 multiply-adds. A
@@ -17,7 +17,7 @@
 // product of the rounded inputs, and the chapter is measured against
 // cuBLAS BF16 (cublasGemmEx), never against FP32 or TF32.
 //
-// ldmatrix: where step 22 read each fragment element with a scalar LDS, a
+// ldmatrix: where step 24 read each fragment element with a scalar LDS, a
 // warp here loads four 8 x 8 matrices of 16-bit values in one instruction,
 // each lane giving the address of one matrix row (16 bytes), each lane
 // receiving the two neighbouring elements its fragment register holds. A is
@@ -26,7 +26,7 @@
 // each lane the pair along k that the "col" B fragment wants, so B needs no
 // transpose anywhere.
 //
-// The hierarchy (as step 22): a block of 8 warps computes a BM x BN = 128 x
+// The hierarchy (as step 24): a block of 8 warps computes a BM x BN = 128 x
 // 128 tile of C, each warp a WM x WN = 64 x 32 part as 4 x 4 instruction
 // tiles of 16 x 8: 16 mma.sync per k-step of 16, 64 FP32 accumulators a
 // thread. K goes in slices of BK = 32; the next slice is loaded into
@@ -49,8 +49,8 @@
 // of 136 (272 bytes).
 //
 // Counters that show it (hardware.csv): HMMA in the SASS main loop (32 per
-// slice of 32: 2 k-steps x 16 tiles, each twice step 22's work) and LDSM in
-// place of step 22's LDS.
+// slice of 32: 2 k-steps x 16 tiles, each twice step 24's work) and LDSM in
+// place of step 24's LDS.
 //
 // Ragged sizes and alignment: a slice is loaded 8 elements (16 bytes) at a
 // time where A's rows start on 16 bytes (K a multiple of 8, A on 16 bytes)
@@ -64,7 +64,7 @@
 
 #include <cstdint>
 
-#include "../common/mma_fragments.cuh"   // store_fragments: C's fragments stored, as step 22 stores them
+#include "../common/mma_fragments.cuh"   // store_fragments: C's fragments stored, as step 24 stores them
 
 #if !defined(BM) || !defined(BN) || !defined(BK) || !defined(WM) || !defined(WN)
 #error "BM, BN, BK, WM and WN come from kernels/registry.yaml as -D defines"

@@ -1,4 +1,4 @@
-// Step 44: step 43 with each tile's ticket drawn when the block needs the
+// Step 47: step 46 with each tile's ticket drawn when the block needs the
 // tile, not a tile ahead.
 //
 // Source: persistent threads that fetch work from a global pool with an
@@ -7,15 +7,15 @@
 // persistent kernels, whose blocks query the scheduler for the next tile as
 // they finish one (docs: grouped_scheduler.md).
 //
-// The problem: step 31's queue (scheduler.cuh, QueuedTiles) hands out tiles
+// The problem: step 33's queue (scheduler.cuh, QueuedTiles) hands out tiles
 // in the order the blocks draw tickets from a counter in global memory.
-// Up to step 43 the drawer, thread 0 of the producer, draws the ticket for
+// Up to step 46 the drawer, thread 0 of the producer, draws the ticket for
 // a block's next tile as the block starts a tile, meaning to hide the
 // atomic's trip to L2 behind a whole tile. Two things came of it:
 // - ptxas makes the atomicAdd a warp-aggregated one, whose result a SHFL
 //   waits for at once, and thread 0 makes every copy of the producer
-//   (step 42). So each tile's first copy waited for the atomic: at 2048,
-//   one tile a block, the queued steps took longer than step 38's fixed
+//   (step 45). So each tile's first copy waited for the atomic: at 2048,
+//   one tile a block, the queued steps took longer than step 41's fixed
 //   share at every K (devbench, M = N = 2048, K = 64 to 2048).
 // - The tickets' order is the order in which blocks started their tiles.
 //   Which multiprocessor computes which tile is what the queue decides, and
@@ -30,7 +30,7 @@
 // before: the atomic's wait is then behind the ring's four stages of loads
 // that the consumers have still to multiply, and the tickets come in the
 // order in which the blocks got through their tiles' loads. One ticket a
-// tile as before; the tiles, and so the result, are the same as step 43's.
+// tile as before; the tiles, and so the result, are the same as step 46's.
 //
 // Counter that shows it: Nsight Compute's tensor-pipe idle cycles per tile
 // (hardware.csv), fewer, with the tensor pipe's busy share a little higher;
@@ -38,9 +38,9 @@
 // tile or two (2048); at 8192 it is within the noise of the step before. The
 // step's page gives the measured values.
 //
-// Ragged sizes: as step 43.
+// Ragged sizes: as step 46.
 //
-// Parameters: step 43's. Needs sm_90a.
+// Parameters: step 46's. Needs sm_90a.
 
 #include "../sm90/mainloop_bf16.cuh"
 #include "../sm90/gemm.cuh"

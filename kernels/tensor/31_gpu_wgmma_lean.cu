@@ -1,4 +1,4 @@
-// Step 29: step 28 without rounding the fragments the consumers read from
+// Step 31: step 30 without rounding the fragments the consumers read from
 // shared memory.
 //
 // Source: PTX ISA, wgmma with .tf32 operands: the tensor cores take a
@@ -9,9 +9,9 @@
 //
 // What changes: one instruction per fragment element. Each consumer thread
 // reads 16 elements of B^T a slice (BK = 32: four k8 groups of four) and,
-// through step 28, rounds each with cvt.rna.tf32.f32 before the four
+// through step 30, rounds each with cvt.rna.tf32.f32 before the four
 // wgmma of the slice; here it passes the bits as they are, so both operands
-// are truncated, not one truncated and one rounded. Most of step 27's idle
+// are truncated, not one truncated and one rounded. Most of step 29's idle
 // tensor cycles are the consumers' work between wgmma groups; these are 16 of
 // its instructions a slice.
 //
@@ -24,7 +24,7 @@
 // two better at 4096, and the margin against TF32's bound larger. The step's
 // page gives the measured values.
 //
-// Parameters: step 28's; the mainloop's RoundFragments false. Needs sm_90a.
+// Parameters: step 30's; the mainloop's RoundFragments false. Needs sm_90a.
 
 #include "../sm90/mainloop_tf32.cuh"
 #include "../sm90/gemm.cuh"

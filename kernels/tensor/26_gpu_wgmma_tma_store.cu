@@ -1,11 +1,11 @@
-// Step 24: step 23, with the finished tile stored through shared memory by
+// Step 26: step 25, with the finished tile stored through shared memory by
 // the copy engine.
 //
 // Source: the PTX ISA (cp.async.bulk.tensor from shared to global memory,
 // bulk groups; fence.proxy.async) and CUTLASS's SM90 TMA epilogue, which
 // stages the accumulators in shared memory and stores them with TMA.
 //
-// What changes: the epilogue. Step 23 stores each accumulator with
+// What changes: the epilogue. Step 25 stores each accumulator with
 // its own 4-byte store: a warp's store instruction covers 4 rows of C and,
 // in each, two runs of 16 bytes (the fragment rows are permuted for the
 // loads' banks): 8 sectors half used, so 1,024 store instructions a block
@@ -18,12 +18,12 @@
 //
 // Counters that show it: the global-store instructions (ncu) gone where C's
 // rows start on 16 bytes (the copy engine's writes are not instructions);
-// the main loop is step 23's.
+// the main loop is step 25's.
 //
 // Ragged sizes: the engine writes only what lies inside C. Where C's rows do
 // not start on 16 bytes (N not a multiple of 4) there is no map of C: the
-// host passes zeros and the consumers store as step 23 does. Loads, rounding
-// and roles: as step 23. Parameters: step 23's. Needs sm_90a.
+// host passes zeros and the consumers store as step 25 does. Loads, rounding
+// and roles: as step 25. Parameters: step 25's. Needs sm_90a.
 
 #include "../sm90/mainloop_tf32.cuh"
 #include "../sm90/gemm.cuh"

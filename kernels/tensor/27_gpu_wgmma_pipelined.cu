@@ -1,4 +1,4 @@
-// Step 25: step 24's consumer loop software-pipelined: while a slice's
+// Step 27: step 26's consumer loop software-pipelined: while a slice's
 // wgmma run, the warpgroup gives the stage before back, reads the next
 // slice's fragments, and issues the next group before the running one ends.
 //
@@ -7,7 +7,7 @@
 // CUTLASS's SM90 mainloops, which keep one k-block of wgmma in flight and,
 // with A from registers, copy the next k-block's fragments meanwhile.
 //
-// What changes: the order of a consumer warpgroup's work per slice. Steps 23
+// What changes: the order of a consumer warpgroup's work per slice. Steps 25
 // and 24: wait for the stage, read the fragments (16 shared loads, 16
 // conversions to TF32), issue four wgmma, wait for them (wait_group 0). The
 // loads' latency and the drain of each group leave the warpgroup's tensor
@@ -29,7 +29,7 @@
 // other consumer warpgroup's queued wgmma had already covered this one's
 // drain. The wait moved; the time did not.
 //
-// Ragged sizes, rounding, roles, the store: as step 24. Parameters: step
+// Ragged sizes, rounding, roles, the store: as step 26. Parameters: step
 // 23's. Needs sm_90a.
 
 #include "../sm90/mainloop_tf32.cuh"

@@ -1,4 +1,4 @@
-// Step 28: step 27's kernel at every shape, its operands first copied where
+// Step 30: step 29's kernel at every shape, its operands first copied where
 // their rows do not start on 16 bytes.
 //
 // Source: the copy engine's rule (CUDA driver API, cuTensorMapEncodeTiled:
@@ -10,20 +10,20 @@
 // kernel).
 //
 // The problem: with K or N not a multiple of 4, no tensor map describes A or
-// B, and steps 23 to 27 load those slices with their own threads, 4 bytes at
+// B, and steps 25 to 29 load those slices with their own threads, 4 bytes at
 // a time: at 4096x4096x4095 a small fraction of cuBLAS TF32, slower than the
 // FP32 steps.
 //
 // What changes: nothing in the multiplication. Before it, where K or N is not
 // a multiple of 4, pad_copy copies A into a workspace of M rows of K4 =
 // ceil(K / 4) * 4 columns and B into one of K4 rows of N4 columns, zeros in
-// the columns and rows added; step 27's kernel then multiplies the (M, N4, K4)
+// the columns and rows added; step 29's kernel then multiplies the (M, N4, K4)
 // problem, every row on 16 bytes, through the copy engine, into a workspace C
 // of N4 columns, which pad_copy copies back to C's N columns. The added zeros
 // change no sum (x * 0 adds exactly 0). The copies are part of the timed
 // launch; the workspace is allocated once per shape (matmulstudy/gpu/launch.py,
 // and matmulstudy/gpu/launch.cu for the sanitizer: the same sequence). At
-// shapes whose rows already start on 16 bytes, step 28 is step 27 without
+// shapes whose rows already start on 16 bytes, step 30 is step 29 without
 // the producer's own loads (the mainloop's OwnLoads false).
 //
 // Counter that shows it: each kernel's time and DRAM bytes at a shape whose
@@ -32,7 +32,7 @@
 // largest of the copies at 1537x3001x997. The step's page gives the measured
 // values.
 //
-// Parameters: step 27's. Needs sm_90a.
+// Parameters: step 29's. Needs sm_90a.
 
 #include "../sm90/mainloop_tf32.cuh"
 #include "../sm90/gemm.cuh"

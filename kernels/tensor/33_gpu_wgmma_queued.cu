@@ -1,4 +1,4 @@
-// Step 31: step 30's persistent clusters, their tiles handed out one at a
+// Step 33: step 32's persistent clusters, their tiles handed out one at a
 // time, in order, to whichever cluster asks first.
 //
 // Source: dynamic tile scheduling through a global atomic counter, as
@@ -8,12 +8,12 @@
 // control (CUTLASS 3.8 and later) does in hardware: a block asks for its next
 // tile when it is ready for it.
 //
-// The problem: step 30 gives cluster c the tiles c, c + 66, c + 132, ... of
+// The problem: step 32 gives cluster c the tiles c, c + 66, c + 132, ... of
 // the grouped order. Clusters do not run at one speed, and at 8192 (15.5
 // tiles a cluster) a fast one gets several tiles ahead of a slow one: the
 // clusters running at one time no longer hold neighbouring tiles, the slices
 // of A and B one of them brings into L2 are gone before the others need them,
-// and the GPU reads more from DRAM than step 29 does (ncu,
+// and the GPU reads more from DRAM than step 31 does (ncu,
 // lab-notebook:notes/tensor_cores.md). A grid of one tile a block never drifts:
 // the hardware starts the next block in order on the first multiprocessor
 // that frees.
@@ -30,11 +30,11 @@
 // tiles a cluster) the bytes do not move and the tensor pipe's busy share
 // does, higher. The step's page gives the measured values.
 //
-// Ragged sizes: as step 30. The result is bit for bit step 29's (each element
+// Ragged sizes: as step 32. The result is bit for bit step 31's (each element
 // the same sum in the same order, whichever cluster computes it); a GPU test
 // compares them, and launches it twice in a row at each shape.
 //
-// Parameters: step 30's. Needs sm_90a.
+// Parameters: step 32's. Needs sm_90a.
 
 #include "../sm90/mainloop_tf32.cuh"
 #include "../sm90/gemm.cuh"

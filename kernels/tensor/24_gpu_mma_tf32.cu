@@ -1,4 +1,4 @@
-// Step 22: the tensor cores, the Ampere way: mma.sync m16n8k8 in TF32, the
+// Step 24: the tensor cores, the Ampere way: mma.sync m16n8k8 in TF32, the
 // operands from shared-memory tiles, the sums in FP32 registers.
 //
 // Source: the PTX ISA, "Warp-level matrix multiply-accumulate instructions"
@@ -50,7 +50,7 @@
 // Needs compute capability 8.0 (mma.sync with .tf32): `needs: sm_80` in the registry.
 
 #include "../common/slice.cuh"   // the slice's loads into registers, as steps 12 to 17 make them
-#include "../common/mma_fragments.cuh"   // store_fragments: C's fragments stored, as step 34 stores them
+#include "../common/mma_fragments.cuh"   // store_fragments: C's fragments stored, as step 37 stores them
 
 #if !defined(BM) || !defined(BN) || !defined(BK) || !defined(WM) || !defined(WN)
 #error "BM, BN, BK, WM and WN come from kernels/registry.yaml as -D defines"

@@ -1,4 +1,4 @@
-// Step 40: step 39's kernel, each slice of B brought into the ring by one
+// Step 43: step 42's kernel, each slice of B brought into the ring by one
 // copy instead of four.
 //
 // Source: CUTLASS's SM90 TMA copies (cute/atom/copy_traits_sm90_tma.hpp:
@@ -9,7 +9,7 @@
 // cuTensorMapEncodeTiled (rank 3).
 //
 // The problem: a box of the 128-byte swizzle is at most 128 bytes wide, so
-// step 39's producer asks the copy engine for five boxes a slice: A's
+// step 42's producer asks the copy engine for five boxes a slice: A's
 // 128 x 64 and B's four of 64 k by 64 columns, one per 128-byte block of
 // its 256 columns. With no loads at all (the stages left as first filled:
 // a wrong product, timed only) the main loop was about a tenth faster: the
@@ -20,7 +20,7 @@
 // What changes: B's tensor map is 3-D, (a block's 64 columns, K rows, N / 64
 // blocks; the blocks 128 bytes apart in global memory), and one box of it
 // is the slice's four blocks side by side: the copy engine lays them one
-// after another in shared memory, each as step 39's 2-D box would, so the
+// after another in shared memory, each as step 42's 2-D box would, so the
 // stage's layout and everything that reads it stay as they are. Two copies
 // a slice instead of five (the mainloop's BBlocks, sm90/producer.cuh; the
 // registry's box [BK, 64, B_BLOCKS] makes the host's map: gpu/tma.py).
@@ -32,12 +32,12 @@
 // never slower at the study's shapes. The step's page gives the measured
 // values.
 //
-// Ragged sizes: as step 39. Where N is not a multiple of 64, the last block
-// would run into the next row, so the host's map is step 39's 2-D one and
+// Ragged sizes: as step 42. Where N is not a multiple of 64, the last block
+// would run into the next row, so the host's map is step 42's 2-D one and
 // the producer makes four copies (the same rule on both sides). The result
-// is step 39's bit for bit: the same bytes land in the same places.
+// is step 42's bit for bit: the same bytes land in the same places.
 //
-// Parameters: step 39's, and B_BLOCKS = BN / 64. Needs sm_90a.
+// Parameters: step 42's, and B_BLOCKS = BN / 64. Needs sm_90a.
 
 #include "../sm90/mainloop_bf16.cuh"
 #include "../sm90/gemm.cuh"

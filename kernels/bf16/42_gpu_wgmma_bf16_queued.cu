@@ -1,12 +1,12 @@
-// Step 39: step 38's persistent blocks, their tiles handed out one at a
+// Step 42: step 41's persistent blocks, their tiles handed out one at a
 // time, in the grouped order, to whichever block asks first.
 //
 // Source: dynamic tile scheduling through a global atomic counter (Osama et
 // al., Stream-K, PPoPP 2023; CUTLASS's PersistentTileSchedulerSm90StreamK),
-// and the TF32 chapter's step 31, whose scheduler this is (scheduler.cuh,
+// and the TF32 chapter's step 33, whose scheduler this is (scheduler.cuh,
 // QueuedTiles, here with clusters of one block).
 //
-// The problem: step 38 gives block b the tiles b, b + 132, b + 264, ... of
+// The problem: step 41 gives block b the tiles b, b + 132, b + 264, ... of
 // the grouped order. Blocks do not run at one speed; over many tiles a fast
 // one gets ahead of a slow one, the blocks running at one time no longer
 // hold neighbouring tiles, and the slices of A and B one of them brings into
@@ -21,13 +21,13 @@
 //
 // Counter that shows it: the tensor pipe's busy share (ncu), higher at 4096
 // and 8192, where the DRAM bytes fall too. But at 2048 (one or two tiles a
-// block) it was slower than step 38's fixed share; why was not measured (step
+// block) it was slower than step 41's fixed share; why was not measured (step
 // 44 finds one cause). The step's page gives the measured values.
 //
-// Ragged sizes: as step 38. The result is step 38's bit for bit; a GPU test
+// Ragged sizes: as step 41. The result is step 41's bit for bit; a GPU test
 // compares them, and launches it twice in a row at each shape.
 //
-// Parameters: step 38's. Needs sm_90a.
+// Parameters: step 41's. Needs sm_90a.
 
 #include "../sm90/mainloop_bf16.cuh"
 #include "../sm90/gemm.cuh"

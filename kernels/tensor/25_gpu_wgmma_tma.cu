@@ -1,4 +1,4 @@
-// Step 23: Hopper's way. The copy engine (TMA) brings the tiles into shared
+// Step 25: Hopper's way. The copy engine (TMA) brings the tiles into shared
 // memory, a warpgroup multiplies them with wgmma, and the two work as a
 // producer and consumers of a ring of shared-memory stages, each stage
 // handed over on mbarriers.
@@ -12,7 +12,7 @@
 // roles in sm90/ (kernels/README.md): this step composes the TF32 mainloop,
 // a tile a block, and a direct store.
 //
-// What changes from step 22: everything that fed the tensor cores.
+// What changes from step 24: everything that fed the tensor cores.
 // - Loads: one thread asks the copy engine for a whole slice (a 256 x 32 box
 //   of A, four 32 x 32 boxes of B, 48 KB) and the engine writes it, already
 //   swizzled, while every other thread computes. No load instructions, no
@@ -21,10 +21,10 @@
 //   the producer waits for a stage to be empty, the consumers for it to be
 //   full (an mbarrier each way).
 // - Math: wgmma, a 64 x 256 x 8 product per instruction issued by a whole
-//   warpgroup (step 22's mma.sync is 16 x 8 x 8 per warp), asynchronous:
+//   warpgroup (step 24's mma.sync is 16 x 8 x 8 per warp), asynchronous:
 //   issued, committed, waited for. Here a warpgroup reads a slice's
 //   fragments, issues its four wgmma and waits for them; while it waits, the
-//   other consumer warpgroup's wgmma run (step 25 overlaps its own too).
+//   other consumer warpgroup's wgmma run (step 27 overlaps its own too).
 // - Roles: warpgroup 0 produces (and gives its registers back with
 //   setmaxnreg), warpgroups 1 and 2 consume (and take them: 128 FP32
 //   accumulators each).
@@ -60,7 +60,7 @@
 //
 // Counters that show it (hardware.csv): HGMMA in the SASS main loop, no HMMA
 // and no FFMA; 4 HGMMA per slice of 32. The tensor pipe's active share
-// (ncu), more than twice step 22's.
+// (ncu), more than twice step 24's.
 //
 // Parameters (-D defines from kernels/registry.yaml): BM (rows of C a block
 // computes, the instruction's N: 256), BN (columns: 64 per consumer

@@ -1,4 +1,4 @@
-// Step 43: step 42 with the main loop's descriptors built once a tile from
+// Step 46: step 45 with the main loop's descriptors built once a tile from
 // values the whole warp shares, and stepped by constants.
 //
 // Source: CUTLASS's cute (GmmaDescriptor and DescriptorIterator in
@@ -10,12 +10,12 @@
 // registers.
 //
 // The problem: each slice a consumer warp issues 4 HGMMA, each with two
-// 64-bit descriptors. Up to step 42 the BF16 mainloop builds all eight from
+// 64-bit descriptors. Up to step 45 the BF16 mainloop builds all eight from
 // shared-memory addresses: the stage's, plus `rows * 128`, where `rows`
 // comes from threadIdx and so is, to the compiler, a different value in
 // each thread. It builds them in the vector registers and moves each one
 // to the uniform registers (`R2UR`) that HGMMA reads, with NOPs between.
-// Step 42's main loop is over a hundred SASS instructions a slice for its 4
+// Step 45's main loop is over a hundred SASS instructions a slice for its 4
 // HGMMA (hardware.csv's loop_instructions): 8 consumer warps of those are
 // most of what a block issues a slice, where cuBLAS BF16's kernel issues
 // about half of our instructions in all (Nsight Compute at 4096).
@@ -32,7 +32,7 @@
 //   B's again each slice, 10 instructions, to free uniform registers.
 // - The ring's stage and parity come from the slice count as unsigned:
 //   as an int, % and / by STAGES also round negative values toward zero.
-// The addresses, and so the result, are the same as step 42's.
+// The addresses, and so the result, are the same as step 45's.
 //
 // Counter that shows it: the main loop's SASS, a consumer warp's slice, less
 // than half the instructions for its 4 HGMMA (loop_instructions); in Nsight
@@ -43,10 +43,10 @@
 // that what gap is left lies outside the main loop. The step's page gives
 // the measured values.
 //
-// Ragged sizes: as step 42, and its result bit for bit (the same wgmma on
+// Ragged sizes: as step 45, and its result bit for bit (the same wgmma on
 // the same shared memory in the same order).
 //
-// Parameters: step 42's. Needs sm_90a.
+// Parameters: step 45's. Needs sm_90a.
 
 #include "../sm90/mainloop_bf16.cuh"
 #include "../sm90/gemm.cuh"

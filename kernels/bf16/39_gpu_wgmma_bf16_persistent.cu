@@ -1,4 +1,4 @@
-// Step 36: step 35's producer and consumers in a persistent grid: a block
+// Step 39: step 38's producer and consumers in a persistent grid: a block
 // per multiprocessor, walking its share of the tiles, the producer running
 // on into the next tile while the consumers store this one through a
 // buffer of their own, by the copy engine.
@@ -7,10 +7,10 @@
 // (KernelTmaWarpSpecializedCooperative with its persistent tile scheduler;
 // the TMA epilogue through its own shared memory), and pranjalssh's fast.cu
 // worklog for the H100 (a persistent BF16 kernel past cuBLAS). The TF32
-// chapter's step 30 is the same change; its pieces are reused as they are
+// chapter's step 32 is the same change; its pieces are reused as they are
 // (StridedTiles, and BufferStore: C's buffers and their sends).
 //
-// The problem: through step 35 a block computes one 128 x 256 tile and
+// The problem: through step 38 a block computes one 128 x 256 tile and
 // ends. Every tile then pays, with the tensor cores idle, for its block's
 // start (the barriers, the first slices' trip from DRAM while the ring
 // fills) and for its end (128 KB of C written from registers, 8 bytes a
@@ -26,24 +26,24 @@
 // this tile and store it; each consumer stores its 64 x 256 part through a
 // 16 KB buffer after the ring, 64 columns at a time (two boxes of 64 x 32),
 // and waits for the copy engine only before it writes the buffer again. The
-// main loop is step 35's.
+// main loop is step 38's.
 //
 // Counter that shows it: the tensor pipe's busy share (ncu), higher at 4096,
 // and its idle cycles per tile (an SM's idle cycles over its tiles), lower;
 // the global-store instructions gone (the copy engine's stores are not the
 // threads' instructions). At 8192 it loses: 132 blocks in row order hold about
 // four tile rows at a time, and B (128 MB) does not stay in the 50 MB of L2,
-// so each tile row reads it again from DRAM (ncu). Step 38 mends that. The
+// so each tile row reads it again from DRAM (ncu). Step 41 mends that. The
 // step's page gives the measured values.
 //
-// Ragged sizes: as step 35 (the copy engine zero-fills and clips every box;
+// Ragged sizes: as step 38 (the copy engine zero-fills and clips every box;
 // where rows are off 16 bytes the producer loads by itself, and where C's
 // rows are, the consumers store by themselves). A block with no tile (more
-// blocks than tiles) ends at once. The result is step 35's bit for bit:
+// blocks than tiles) ends at once. The result is step 38's bit for bit:
 // each element is the same sums in the same order, whichever block
 // computes it.
 //
-// Parameters: step 35's; the grid is the registry's. Needs sm_90a.
+// Parameters: step 38's; the grid is the registry's. Needs sm_90a.
 
 #include "../sm90/mainloop_bf16.cuh"
 #include "../sm90/gemm.cuh"

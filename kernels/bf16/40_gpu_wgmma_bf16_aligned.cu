@@ -1,18 +1,18 @@
-// Step 37: step 36's kernel at every shape, its operands first copied where
+// Step 40: step 39's kernel at every shape, its operands first copied where
 // their rows do not start on 16 bytes.
 //
 // Source: the copy engine's rule (CUDA driver API, cuTensorMapEncodeTiled:
 // the global address aligned to 16 bytes, every row stride a multiple of 16
 // bytes), and padding to an aligned leading dimension, as the TF32 chapter's
-// step 28 does; CUTLASS's kernels take each operand's alignment as a
+// step 30 does; CUTLASS's kernels take each operand's alignment as a
 // parameter (kAlignmentA, kAlignmentB), and cuBLAS BF16 falls to a fraction
 // of its speed where K or N is odd.
 //
 // The problem: with K or N not a multiple of 8 (BF16: 8 elements in 16
-// bytes), no tensor map describes A or B, and steps 35 and 36 load those
+// bytes), no tensor map describes A or B, and steps 38 and 39 load those
 // slices with the producer's own threads, 2 bytes at a time: at
-// 4096x4096x4095 step 36 runs at a small fraction of cuBLAS BF16, and below
-// the mma.sync step 34 (devbench).
+// 4096x4096x4095 step 39 runs at a small fraction of cuBLAS BF16, and below
+// the mma.sync step 37 (devbench).
 //
 // What changes: nothing in the multiplication, and the producer's own loads
 // go (a launch without the copies traps). Before it, where K or N is not a
@@ -23,15 +23,15 @@
 // copies back to C's N columns. The added zeros change no sum. The copies
 // are part of the timed launch; the workspace is allocated once per shape
 // (matmulstudy/gpu/launch.py, and launch.cu for the sanitizer). At shapes
-// whose rows already start on 16 bytes, step 37 is step 36.
+// whose rows already start on 16 bytes, step 40 is step 39.
 //
 // Counter that shows it: the time at a shape whose K or N is odd, many times
-// faster, past cuBLAS BF16 there. At the aligned shapes it is step 36 without
+// faster, past cuBLAS BF16 there. At the aligned shapes it is step 39 without
 // the producer's own loads, and was measured faster there too, the tensor
 // pipe busier (ncu); why leaving out code that never runs there helps was not
 // measured further. The step's page gives the measured values.
 //
-// Parameters: step 36's. Needs sm_90a.
+// Parameters: step 39's. Needs sm_90a.
 
 #include "../sm90/mainloop_bf16.cuh"
 #include "../sm90/gemm.cuh"

@@ -1,9 +1,9 @@
-// Step 33: step 32's kernel on the fewest clusters that take the tiles in as
-// many rounds: the BF16 chapter's step 41, in TF32.
+// Step 35: step 34's kernel on the fewest clusters that take the tiles in as
+// many rounds: the BF16 chapter's step 44, in TF32.
 //
 // Source: pranjalssh's fast.cu (kernel 12, run on 128 of the H100's 132
 // multiprocessors); wave quantization (NVIDIA's Matrix Multiplication
-// Background guide); the BF16 chapter's step 41, whose grid rule this is.
+// Background guide); the BF16 chapter's step 44, whose grid rule this is.
 //
 // The problem: at 4096 C has 512 tiles of 256 x 128, 256 pairs of them for
 // clusters of two blocks. 66 clusters (a block a multiprocessor) take them
@@ -23,9 +23,9 @@
 // tensor pipe's busy share moves by less than it does between two studies of
 // one GPU: not the counter. The step's page gives the measured values.
 //
-// Ragged sizes: as step 32, and its result bit for bit.
+// Ragged sizes: as step 34, and its result bit for bit.
 //
-// Parameters: step 32's. Needs sm_90a.
+// Parameters: step 34's. Needs sm_90a.
 
 #include "../sm90/mainloop_tf32.cuh"
 #include "../sm90/gemm.cuh"
