@@ -225,6 +225,13 @@ def test_expressions_are_arithmetic_only():
         eval_expr("__import__('os')", {})
     with pytest.raises(StudyError, match="not one of the defines"):
         eval_expr("WIDTH", {"TILE": 16})
+    # min and max of two or more (step 22's grid); no other call, and no call of one argument
+    grid = "tiles * max(1, min(SPLITS, RESIDENT * sms // tiles))"
+    assert [eval_expr(grid, {"tiles": t, "SPLITS": 8, "RESIDENT": 2, "sms": 132}) for t in (1, 16, 64, 200)] == \
+        [8, 128, 256, 200]
+    for bad in ("abs(TILE)", "min(TILE)", "max(TILE, key=TILE)"):
+        with pytest.raises(StudyError, match="not an expression of the defines"):
+            eval_expr(bad, {"TILE": 16})
 
 
 # --- search spaces (tune: true) ---------------------------------------------

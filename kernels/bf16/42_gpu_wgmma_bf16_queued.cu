@@ -22,7 +22,7 @@
 // Counter that shows it: the tensor pipe's busy share (ncu), higher at 4096
 // and 8192, where the DRAM bytes fall too. But at 2048 (one or two tiles a
 // block) it was slower than step 41's fixed share; why was not measured (step
-// 44 finds one cause). The step's page gives the measured values.
+// 47 finds one cause). The step's page gives the measured values.
 //
 // Ragged sizes: as step 41. The result is step 41's bit for bit; a GPU test
 // compares them, and launches it twice in a row at each shape.

@@ -30,7 +30,7 @@
 // drain. The wait moved; the time did not.
 //
 // Ragged sizes, rounding, roles, the store: as step 26. Parameters: step
-// 23's. Needs sm_90a.
+// 25's. Needs sm_90a.
 
 #include "../sm90/mainloop_tf32.cuh"
 #include "../sm90/gemm.cuh"
