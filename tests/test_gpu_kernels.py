@@ -70,17 +70,17 @@ def test_gpu_variant_matches_float64_reference(registry, gpu_builds, variant_id,
     ["gpu_wgmma_bf16", "gpu_wgmma_bf16_persistent", "gpu_wgmma_bf16_aligned", "gpu_wgmma_bf16_grouped",
      "gpu_wgmma_bf16_queued", "gpu_wgmma_bf16_one_copy", "gpu_wgmma_bf16_whole_waves",
      "gpu_wgmma_bf16_one_producer", "gpu_wgmma_bf16_stepped_descriptors", "gpu_wgmma_bf16_drawn_late",
-     "gpu_wgmma_bf16_small_tiles"]],
+     "gpu_wgmma_bf16_small_tiles", "gpu_wgmma_bf16_smaller_tiles"]],
     ids=["tf32", "bf16"])
 def test_the_persistent_steps_give_the_one_tile_steps_bits_launch_after_launch(registry, gpu_builds, ids):
     """Steps 32 to 36 change which cluster computes a tile, or how its slices arrive, not its sums: their C
-    is step 31's, bit for bit; so are steps 39 to 48's step 38's (steps 40 to 48 through the aligned copies where
+    is step 31's, bit for bit; so are steps 39 to 49's step 38's (steps 40 to 49 through the aligned copies where
     rows are off 16 bytes; steps 43 to 47's B in one copy where N is whole 128-byte blocks, 300 x 320 x 200 and 4096
     among them; steps 35 and 44 to 47 on fewer blocks than multiprocessors, 78 or 42 clusters at 1537 x 3001 x 997
     and 128 blocks at 4096; steps 45 to 47 with one producer warp on the tile slot; steps 46 and 47 with their
     descriptors stepped by constants; step 47 with each ticket drawn as the block needs its tile; step 48 with tiles
-    of 64 x 128, whose wgmma m64n128k16 sums each element's k-steps as m64n256k16 does; step 36 with tiles of
-    128 x 64 and no clusters, its wgmma m64n128k8 summing as m64n256k8 does).
+    of 64 x 128, whose wgmma m64n128k16 sums each element's k-steps as m64n256k16 does; step 49's of 64 x 64
+    (m64n64k16); step 36 with tiles of 128 x 64 and no clusters, its wgmma m64n128k8 summing as m64n256k8 does).
     Each runs twice at each shape, one shape after another in one context, so a launch that left its tile
     counter (steps 33, 42, 47) or any other state behind would give the next one other tiles."""
     from matmulstudy.gpu.session import GpuSession
