@@ -153,8 +153,9 @@ def test_a_bad_shown_at_is_named(registry, entry, message):
 
 
 def test_a_step_meant_for_small_problems_is_explained_by_its_counters_and_the_step_befores_at_its_size(registry):
-    """Step 48's counters at 1024 (counters_at.csv), not the study's ncu_size: the summary's sentence and the
-    table's values come from there, the step before's too; a study without them says not measured."""
+    """A step's counters at its own size (its shown_at, in counters_at.csv), not the study's ncu_size: the
+    summary's sentence and the table's values come from there, the step before's too; a study without them says
+    not measured."""
     step = next(v for v in registry.steps() if v.shown_at)
     before = registry.step_before(step.id)
     n = step.shown_at
@@ -172,3 +173,25 @@ def test_a_step_meant_for_small_problems_is_explained_by_its_counters_and_the_st
                                                         "at_values": explain.shown_at_values(registry, None, step.id)}]))
     assert "not measured" in unmeasured
     assert explain.shown_at_values(registry, at, before.id) is None   # a step without shown_at: ncu_size's
+
+
+def test_a_counter_the_same_at_every_size_is_read_where_every_steps_is(registry):
+    """A SASS counter named beside an Nsight Compute one by a step with `shown_at` (step 23's FFMA per LDS): not
+    looked for in counters_at.csv, which holds Nsight Compute's counters only (the first study with it printed
+    "not measured"), but taken from the study's tables, as for every step; the ncu counter from counters_at."""
+    raw = registry.raw
+    step = "gpu_async_tall_tiles"
+    entries = [dict(e, shows={"fma_per_lds": "higher", "fma_pipe_pct": "higher"}) if e["id"] == step else dict(e)
+               for e in raw["variants"]]
+    reg = Registry.from_entries({**raw, "variants": entries})
+    before = reg.step_before(step)
+    at = pd.DataFrame({"variant": [before.id, step], "ncu_shape": ["1024x1024x1024"] * 2,
+                       "fma_pipe_pct": [54.3, 62.5], "fma_per_lds": [99.0, 1.0]})   # never read from here
+    values = explain.shown_at_values(reg, at, step)
+    assert values == {"fma_pipe_pct": (54.3, 62.5)}
+    table = _table([{"fma_per_lds": 10.67}, {"speedup": 1.1, "fma_per_lds": 16.0, "shows": reg[step].shows,
+                                             "shown_at": "1024x1024x1024", "at_values": values}])
+    (note,) = explain.shown_changes(table)
+    assert "FFMA per LDS (SASS main loop) 10.67 -> 16.00" in note
+    assert "FMA pipe busy % (ncu) at 1024x1024x1024 54.3 -> 62.5" in note and "**not" not in note
+

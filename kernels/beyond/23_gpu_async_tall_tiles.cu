@@ -19,9 +19,10 @@
 // - SPLITS = 4: at 512 its 32 tiles are cut in four, 128 blocks.
 // The cost: fewer tiles at 256 and 512, where step 22 is faster.
 //
-// Counter that shows it: at 1024 (Nsight Compute), the FMA pipe's busy share,
-// higher: a thread issues 64 FFMA for 4 LDS.128 instead of 32 for 3. The
-// step's page gives the measured values, and its time at 1024.
+// Counter that shows it: FFMA per LDS in the main loop (SASS), higher (a
+// thread's k issues 64 FFMA for 4 LDS.128 instead of 32 for 3), and at 1024
+// (Nsight Compute) the FMA pipe's busy share, higher. The step's page gives
+// the measured values, and its time at 1024.
 //
 // Ragged sizes and alignment: as step 22.
 //

@@ -15,7 +15,7 @@ import pandas as pd
 
 from .. import precisions
 from ..measure.sanitize import is_clean
-from ..study.counters import COUNTERS, ENERGY, with_derived
+from ..study.counters import ANY_SIZE, COUNTERS, ENERGY, with_derived
 from ..study.registry import Registry
 from ..study.shapes import Shape
 from .results import at_size, slower_beyond_spread
@@ -107,7 +107,8 @@ def slower_steps(table: pd.DataFrame, unit: str = precisions.BASE.unit) -> list[
 
 def shown_at_values(registry: Registry, counters_at: pd.DataFrame | None, vid: str) -> dict | None:
     """For a step with `shown_at`: each counter its `shows` names -> (the step before's, its own), measured at
-    that size (None where not measured); None for a step whose counters are the study's, at ncu_size."""
+    that size (None where not measured), but those the same at every size (ANY_SIZE: the SASS's, ptxas's), which
+    the study's tables hold as for every step; None for a step whose counters are the study's, at ncu_size."""
     variant = registry[vid]
     if not variant.shown_at:
         return None
@@ -118,7 +119,8 @@ def shown_at_values(registry: Registry, counters_at: pd.DataFrame | None, vid: s
     def value(v, col):
         got = rows[col].get(v) if v is not None and col in rows else None
         return None if got is None or pd.isna(got) else got
-    return {col: (value(before and before.id, col), value(vid, col)) for col, _ in variant.shows}
+    return {col: (value(before and before.id, col), value(vid, col)) for col, _ in variant.shows
+            if col not in ANY_SIZE}
 
 
 def _value(table: pd.DataFrame, i: int, col: str):
@@ -143,7 +145,7 @@ def shown_changes(table: pd.DataFrame) -> list[str]:
         for col, direction in shows:
             label, _, fmt, _ = COUNTERS[col]
             before, now = _value(table, i - 1, col), _value(table, i, col)
-            if isinstance(at, dict):   # measured where the step is meant to win, the step before's there too
+            if isinstance(at, dict) and col in at:   # measured where the step is meant to win, the step before's too
                 before, now = at[col]
                 label = f"{label} at {table.iloc[i]['shown_at']}"
             if before is None or now is None:

@@ -301,7 +301,7 @@ def effect_section(study: Study, variant, table: pd.DataFrame, slower: list[str]
                   "| counter | step before | this step | as the entry says |", "| --- | ---: | ---: | --- |"]
         for col, direction in shows:
             label, _, fmt, _ = COUNTERS[col]
-            a, b = at[col] if at else (rows.loc[before.id].get(col), row.get(col))
+            a, b = at[col] if at and col in at else (rows.loc[before.id].get(col), row.get(col))
             if a is None or b is None or pd.isna(a) or pd.isna(b):
                 lines.append(f"| {label} | not measured | not measured | |")
                 continue

@@ -55,6 +55,10 @@ COUNTERS = {
     "gflop_per_joule": ("GFLOP per joule back to back (NVML)", "GFLOP/J", "{:.1f}", False),
 }
 ENERGY = ("sustained_gflops", "mean_power_w", "gflop_per_joule")   # from the summary, not hardware.csv
+# the same at every size: read off the cubin (ptxas, the SASS main loop) or the tile (the seed's ratio); a
+# step's `shown_at` measures the others (Nsight Compute's) at its size, and leaves these as every step has them
+ANY_SIZE = ("fma_per_lds", "flop_per_byte", "bar_per_kffma", "instructions_per_fma", "instructions_per_hgmma",
+            "reuse_per_ffma", "hmma", "hgmma", "registers", "occupancy")
 DIRECTIONS = ("lower", "higher")
 
 
