@@ -357,8 +357,8 @@ def step_pages(study: Study) -> dict[str, str]:
         lines = [f"# {variant.title}", "", nav, "",
                  f"Chapter: {chapter.title}" + ("" if label in chapter.title else f" ({label})") + ", on "
                  f"{study.gpu['gpu_name']}. Source: {variant.source}."
-                 + (f" Step {variant.was}{',' * (', ' in variant.was)} before the course was renumbered."
-                    if variant.was else ""), "",
+                 + (f" Step {variant.was}{',' if ', then ' in variant.was else ''} before the course was "
+                    "renumbered." if variant.was else ""), "",   # "Step 28 before ...", "Step 18, then 22, before ..."
                  "## What it changes, and why", "", "(Its file's header, as the study ran it.)", ""]
         path = _file(study, variant)
         text = read_kernel(study.folder, path) if path else None
