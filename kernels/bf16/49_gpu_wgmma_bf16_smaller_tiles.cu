@@ -16,8 +16,8 @@
 // - BN = 64: wgmma m64n64k16 (32 FP32 accumulators a thread). At 512 x 512
 //   that is 64 tiles; at 256, 16.
 // - B_BLOCKS = 1: B's slice is one box of 64 columns.
-// - STAGES = 8, as step 48's: a slice is 16 KB (with 12 stages it was a
-//   point slower at 256 and 512, on another H200: docs/bf16.md).
+// - STAGES = 8, as step 48's: a slice is 16 KB (twelve stages, timed on
+//   another H200, were no faster: docs/bf16.md).
 // The cost: a slice's 16 KB feed a third of the flops that step 47's 48 KB
 // do, and from 1024 up the step is slower than step 48 (at 1024 by about a
 // quarter). It is meant for 256 and 512.
