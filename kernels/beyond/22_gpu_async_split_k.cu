@@ -53,7 +53,7 @@
 // once, which the grid fills (the registry's only).
 
 #include "../common/async_slices.cuh"   // step 18's buffers and main loop (AsyncTiles, multiply_slices)
-#include "../common/stream_k.cuh"       // launch marks (marked), stop(), tile_place
+#include "../common/stream_k.cuh"       // launch-marked counters (count_in, marked), stop(), tile_place
 
 #ifndef SPLITS
 #error "SPLITS comes from kernels/registry.yaml as a -D define"
@@ -93,18 +93,6 @@ __device__ __forceinline__ void add_partial(float (&sum)[TM][TN], const float4* 
         }
 }
 
-// Thread 0: count this piece in on its tile's counter; whether it is the last of `splits`. A counter of another
-// launch is first set to (this launch, 0), by whichever piece sees it first (a compare-and-swap from the value it
-// saw: a later piece's swap finds the counter moved on and changes nothing).
-__device__ __forceinline__ bool counted_last(unsigned long long* counter, unsigned launch, int splits)
-{
-    const unsigned long long seen = atomicAdd(counter, 0ull);
-    if (seen >> 32 != launch)
-        atomicCAS(counter, seen, marked(launch, 0));
-    const unsigned long long mine = atomicAdd(counter, 1ull);
-    return mine == marked(launch, splits - 1);
-}
-
 // The kernel's work (step 23's kernel runs it too, on its own tile): the block's piece of its tile, then the sum
 // where it counts last.
 __device__ __forceinline__ void split_k(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,
@@ -129,7 +117,7 @@ __device__ __forceinline__ void split_k(int M, int N, int K, const float* __rest
     __threadfence();   // this piece's partial before its count
     __syncthreads();
     if (threadIdx.x == 0) {
-        last = counted_last(&arrivals[tile], launch, splits);
+        last = count_in(&arrivals[tile], launch) == marked(launch, splits - 1);   // the last of the pieces
         __threadfence();   // the others' partials, counted before, are read after the count
     }
     __syncthreads();

@@ -76,10 +76,19 @@ def verification_sentence(st: Study) -> str:
     return f"- {facts(st)['gpu']}: " + text + "."
 
 
-CHAPTER_ANCHORS = {   # where a chapter starts on its precision's page of the course, docs/<precision>.md
-    "seeds": "#the-seeds-steps-1-to-8", "beyond": "#beyond-the-seeds-steps-9-to-23"}
+# where a chapter starts on its precision's page of the course, docs/<precision>.md: a heading "<title> (steps
+# N to M)", whose anchor is this and the chapter's first and last step numbers (chapter_anchor)
+CHAPTER_ANCHORS = {"seeds": "the-seeds", "beyond": "beyond-the-seeds"}
 ARCHS = {"sm_75": "Turing (RTX 20, T4)", "sm_80": "A100", "sm_86": "RTX 30, A10, A40", "sm_89": "RTX 40, L4, L40",
          "sm_90": "H100, H200"}   # the GPUs people run the study on, by the nvcc target a study builds for
+
+
+def chapter_anchor(chapter_id: str, steps) -> str:
+    """The anchor of a chapter's heading on its precision's page ('#beyond-the-seeds-steps-9-to-23'), or ''."""
+    if chapter_id not in CHAPTER_ANCHORS:
+        return ""
+    numbers = [int(re.match(r"\d+", v.title).group()) for v in steps]
+    return f"#{CHAPTER_ANCHORS[chapter_id]}-steps-{min(numbers)}-to-{max(numbers)}"
 
 
 def numbers_of(steps) -> str:
@@ -114,7 +123,7 @@ def chapter_table(studies: list[Study], sizes: tuple, registry) -> list[str]:
             cells.append(ABSENT if best is None else
                          f"{best['frac_of_cublas']:.1%} ({registry[best['variant']].number})")
         page = ROOT / "docs" / f"{chapter.precision}.md"
-        name = (f"[{chapter.title}](docs/{page.name}{CHAPTER_ANCHORS.get(chapter.id, '')})" if page.exists()
+        name = (f"[{chapter.title}](docs/{page.name}{chapter_anchor(chapter.id, steps)})" if page.exists()
                 else chapter.title)
         lines.append(f"| {name}, {precisions.get(chapter.precision).label} | {numbers_of(steps)} | "
                      + " | ".join(cells) + " |")

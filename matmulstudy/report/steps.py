@@ -336,6 +336,13 @@ def _shapes(study: Study, variant, before) -> list[str]:
     return lines + [""]
 
 
+def _renumbered(was: tuple) -> str:
+    """A step's numbers before the course was renumbered: ' Step 28 before ...', ' Step 18, then 22, before ...'."""
+    if not was:
+        return ""
+    return f" Step {', then '.join(was)}{',' if len(was) > 1 else ''} before the course was renumbered."
+
+
 def step_pages(study: Study) -> dict[str, str]:
     """{file name under steps/: page} for every step the study timed, in the progression's order."""
     steps = timed_in_order(study)
@@ -357,8 +364,7 @@ def step_pages(study: Study) -> dict[str, str]:
         lines = [f"# {variant.title}", "", nav, "",
                  f"Chapter: {chapter.title}" + ("" if label in chapter.title else f" ({label})") + ", on "
                  f"{study.gpu['gpu_name']}. Source: {variant.source}."
-                 + (f" Step {variant.was}{',' if ', then ' in variant.was else ''} before the course was "
-                    "renumbered." if variant.was else ""), "",   # "Step 28 before ...", "Step 18, then 22, before ..."
+                 + _renumbered(variant.was), "",
                  "## What it changes, and why", "", "(Its file's header, as the study ran it.)", ""]
         path = _file(study, variant)
         text = read_kernel(study.folder, path) if path else None

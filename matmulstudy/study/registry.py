@@ -43,11 +43,9 @@ _KEYS = {"id", "backend", "file", "kernel", "title", "source", "defines", "block
 _CHAPTER_KEYS = {"id", "title", "precision"}
 DTYPES = {"float32": "float", "int32": "int"}   # dtype -> the kernels' ELEM
 
-def _parse_was(was) -> str | None:
-    """A step's numbers before the course was renumbered, oldest first: one, or a list ('18, then 22')."""
-    if was is None:
-        return None
-    return ", then ".join(str(n) for n in was) if isinstance(was, list) else str(was)
+def _parse_was(was) -> tuple[str, ...]:
+    """A step's numbers before the course was renumbered, oldest first: one, or a list."""
+    return () if was is None else tuple(str(n) for n in (was if isinstance(was, list) else [was]))
 
 
 def _parse_entry(i: int, raw: dict, kernels_dir: Path, chapters: dict, check_files: bool) -> Variant:

@@ -77,7 +77,7 @@ class Variant:
     launch_number: bool = False   # its kernel takes the launch's number after C (kernels/common/stream_k.cuh)
     launches: tuple = ()   # ((kernel, condition or None), ...): which kernel of its file a shape launches (step 20)
     technique: str | None = None   # the name the steps applying one technique in several precisions share
-    was: str | None = None   # its numbers before the course was renumbered, oldest first (old notes, commits, links)
+    was: tuple = ()   # its numbers before the course was renumbered, oldest first (old notes, commits, links)
 
     def unsupported(self, arch: str | None) -> str | None:
         """Why this variant cannot run in a study built for `arch` (sm_NN or sm_NNa), or None. sm_NN needs
