@@ -303,7 +303,8 @@ def test_a_study_that_keeps_the_one_before_it_says_how_far_each_median_moved(tmp
 
 def test_counters_and_sanitizer_runs_taken_on_another_gpu_say_which(tmp_path):
     """Nsight Compute and the sanitizer may run on a second GPU of the host while the first times the steps
-    (a study in one call): the pages name that GPU by its UUID; tables that do not record it say nothing."""
+    (a study in one call), or on another machine: the pages name that GPU by its UUID, the energy phase's and
+    the headline rounds' too; tables that do not record it say nothing."""
     from matmulstudy.report.committed import Study
     from matmulstudy.report.study_facts import harness_checks, verification
     folder = tmp_path / "h100"
@@ -318,8 +319,16 @@ def test_counters_and_sanitizer_runs_taken_on_another_gpu_say_which(tmp_path):
     sanitizer.assign(gpu_uuid=own).to_csv(folder / "sanitizer.csv", index=False)
     assert ncu_line().endswith("; [hardware.csv](hardware.csv)), on another NVIDIA H100 80GB HBM3 (UUID `GPU-second`).")
     assert ", on the same GPU: " in sanitizer_line()
-    from matmulstudy.report.pages import holds   # a study without ncu's counters (ncu: false) is listed too
+    from matmulstudy.report.pages import holds, study_page   # a study without ncu's counters (ncu: false) is listed too
     assert "Nsight Compute" in holds(Study.load(folder))
+    # the energy phase and the headline rounds, where their tables record a GPU (a study resumed elsewhere)
+    page = study_page(Study.load(folder))
+    assert "([energy.csv](energy.csv)):" in page and "rounds on one GPU, the steps" in page
+    for name, uuid in (("energy.csv", "GPU-third"), ("headline.csv", own)):
+        pd.read_csv(folder / name).assign(gpu_uuid=uuid).to_csv(folder / name, index=False)
+    page = study_page(Study.load(folder))
+    assert "([energy.csv](energy.csv)), on another NVIDIA H100 80GB HBM3 (UUID `GPU-third`):" in page
+    assert "rounds, on the same GPU, the steps" in page
     hardware.drop(columns=[c for c in hardware if c.startswith("ncu")]).to_csv(folder / "hardware.csv", index=False)
     assert "Nsight Compute" not in holds(Study.load(folder)) and "compute-sanitizer" in holds(Study.load(folder))
 

@@ -330,6 +330,32 @@ def test_a_study_interrupted_by_ctrl_c_resumes_on_the_same_command(tmp_path):
     assert df["verified"].all()
 
 
+def test_a_job_records_the_gpu_it_runs_on_not_the_one_the_study_found_first(tmp_path, monkeypatch):
+    """A GPU job (timing, Nsight Compute, the sanitizer, the energy phase, the headline rounds) records the UUID
+    of the GPU it runs on, the first that CUDA_VISIBLE_DEVICES lets it see, not gpu.json's: a study resumed on
+    another machine, or its counters taken on another one, must say so. A stand-in nvidia-smi lists two GPUs."""
+    from matmulstudy.gpu import host
+    fake = tmp_path / "nvidia-smi"
+    fake.write_text(textwrap.dedent("""\
+        #!/bin/sh
+        case "$*" in
+          *--id=1*|*--id=GPU-two*) echo "NVIDIA H200, 9.0, GPU-two" ;;
+          *--id=*) echo "NVIDIA H200, 9.0, GPU-one" ;;
+          *) printf 'NVIDIA H200, 9.0, GPU-one\\nNVIDIA H200, 9.0, GPU-two\\n' ;;
+        esac
+        """))
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    assert host.running_uuid() == "GPU-one"
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1,0")
+    assert host.running_uuid() == "GPU-two"
+    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))   # no driver: nothing claimed
+    assert host.running_uuid() is None
+    for script in ("measure_variant", "profile_kernel", "sanitize_kernel", "measure_energy", "measure_headline"):
+        assert "host.running_uuid()" in (ROOT / "workflow" / "scripts" / f"{script}.py").read_text(), script
+
+
 @pytest.mark.skipif(shutil.which("nvidia-smi") is not None, reason="this machine has a GPU driver")
 def test_without_a_driver_the_gpu_tests_and_jobs_say_so_not_pip_install():
     """With no NVIDIA driver, installing PyCUDA would not help: the reason the GPU tests skip (and query_gpu

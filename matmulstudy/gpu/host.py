@@ -36,6 +36,17 @@ def visible_gpu() -> dict:
     return {"name": name, "compute_capability": cc, "uuid": uuid}
 
 
+def running_uuid() -> str | None:
+    """The UUID of the GPU this process's CUDA work runs on (the first visible one), or None where nvidia-smi
+    cannot say. A job records this one, not the study's gpu.json's: a job run on another machine (a study
+    resumed elsewhere, Nsight Compute or the sanitizer on another node) must say so, or be refused with the
+    samples of another GPU (report/results.py)."""
+    try:
+        return visible_gpu()["uuid"]
+    except StudyError:
+        return None
+
+
 def gpu_label(name: str) -> str:
     """A short folder name for a GPU model: 'NVIDIA H100 80GB HBM3' -> 'h100'.
 

@@ -92,10 +92,11 @@ def _clocks(low: float, high: float) -> str:
 
 
 def page_section(headline: pd.DataFrame | None, registry, config: dict, label_of,
-                 repeat: pd.DataFrame | None = None, power_limit_w: float | None = None) -> list[str]:
+                 repeat: pd.DataFrame | None = None, power_limit_w: float | None = None, where: str = "") -> list[str]:
     """The page's section on the headline ratios: the method, one row per precision, shape, regime and step, and
     where the study holds a second one (repeat/headline.csv), its ratio and the difference. `label_of`: a
-    precision's id -> its label; `power_limit_w`: the GPU's own limit (gpu.json), where NVML gave it."""
+    precision's id -> its label; `power_limit_w`: the GPU's own limit (gpu.json), where NVML gave it; `where`:
+    which GPU the rounds ran on, where the table says (', on the same GPU')."""
     if headline is None or headline.empty:
         return []
     summ = summary(headline)
@@ -105,7 +106,7 @@ def page_section(headline: pd.DataFrame | None, registry, config: dict, label_of
     lines = ["## The headline ratios, in rounds", "",
              f"Each precision's best step at the reference size (with any step within a percent of it, which two "
              f"studies could otherwise rank apart) and its cuBLAS reference, measured again after every other "
-             f"measurement in {rounds} rounds on one GPU, the steps first in odd rounds and the reference first in "
+             f"measurement in {rounds} rounds{where or ' on one GPU'}, the steps first in odd rounds and the reference first in "
              f"even ones, so that all see the same power state ([headline.csv](headline.csv)). "
              f"Burst: timed as the study times (cold L2, batches behind the blocker, throttled batches taken "
              f"again). Sustained: each back to back, after 0.5 s idle, from one tick of NVML's energy counter to "

@@ -13,7 +13,7 @@ from . import explain, headline
 from .committed import Study
 from .figures import FIGURES
 from .results import NOT_IN_ENERGY_PHASE, at_size, failures
-from .study_facts import counts, facts, harness_checks, limits, repo_link, verification
+from .study_facts import counts, facts, harness_checks, limits, repo_link, taken_on, verification
 
 SAMPLES_LINK = ("Tables: [samples.csv.gz](samples.csv.gz) (every sample, gzip CSV; what every sample shares, once, "
                 "in [measured_with.csv](measured_with.csv))")
@@ -57,7 +57,7 @@ def _regime_rows(study: Study) -> list[str]:
         rows.append(f"| energy | every GPU variant run back to back {where}, L2 warm, after every timed "
                     f"measurement, from one tick of NVML's energy counter to another at least "
                     f"{c.get('energy_window_s', '?')} s later ({headline.rate_timing(s, 'sustained_timed_launches')}), "
-                    f"its output checked again ([energy.csv](energy.csv)): "
+                    f"its output checked again ([energy.csv](energy.csv)){taken_on(study, study.optional('energy.csv'))}: "
                     f"its sustained GFLOP/s and clock, joules per launch, mean power, GFLOP per joule; "
                     f"{int(gpu['gflop_per_joule'].notna().sum())} of {len(gpu)} GPU measurements; n/a: "
                     + (counts(notes[notes != ""].str.split(":").str[0].value_counts().to_dict())) + ". "
@@ -135,9 +135,10 @@ def study_page(study: Study) -> str:
     checks = harness_checks(study)
     if checks:
         lines += ["## The harness, checked", ""] + checks + [""]
-    lines += headline.page_section(study.optional("headline.csv"), study.registry, study.config,
-                                   lambda p: precisions.get(p).label, study.optional("repeat/headline.csv"),
-                                   study.gpu.get("power_limit_w"))
+    rounds = study.optional("headline.csv")
+    lines += headline.page_section(rounds, study.registry, study.config, lambda p: precisions.get(p).label,
+                                   study.optional("repeat/headline.csv"), study.gpu.get("power_limit_w"),
+                                   taken_on(study, rounds))
     lines += verification(study)
     lines += [explain.markdown(table, f["gpu"], size, level=2)]
     for p in precisions.others():   # each other precision's chapters, after their figure

@@ -155,7 +155,7 @@ def harness_checks(study: Study) -> list[str]:
         lines.append(f"- Nsight Compute's kernel time for one launch of each of {len(ncu)} GPU variants at "
                      f"{worst['ncu_shape']}: within {abs(worst['ncu_vs_median']):.1%} of the harness's median "
                      f"(largest: {_title(study, worst['variant'])}; [hardware.csv](hardware.csv))"
-                     f"{_taken_on(study, ncu, 'ncu_gpu_uuid')}.")
+                     f"{taken_on(study, ncu, 'ncu_gpu_uuid')}.")
     cross = study.optional("crosscheck.csv")
     reference = study.registry.reference(precisions.BASE.id)
     if cross is not None and reference is not None:
@@ -259,9 +259,9 @@ def _on_gpu(study: Study, uuid) -> str:
         ", on the same GPU"
 
 
-def _taken_on(study: Study, table: pd.DataFrame, column: str = "gpu_uuid") -> str:
+def taken_on(study: Study, table: pd.DataFrame | None, column: str = "gpu_uuid") -> str:
     """Where a table's rows were taken (_on_gpu), for tables that record their GPU in column."""
-    uuids = table[column].dropna().unique() if column in table else []
+    uuids = table[column].dropna().unique() if table is not None and column in table else []
     return _on_gpu(study, uuids[0]) if len(uuids) == 1 else \
         (f", on {len(uuids)} GPUs (UUIDs {', '.join(f'`{u}`' for u in uuids)})" if len(uuids) else "")
 
@@ -316,7 +316,7 @@ def verification(study: Study) -> list[str]:
         bad = sanitizer[~sanitizer["clean"].astype(bool)]
         lines += [f"compute-sanitizer ([sanitizer.csv](sanitizer.csv)): {', '.join(sorted(sanitizer['tool'].unique()))} "
                   f"on one launch of each of {sanitizer['variant'].nunique()} kernels at "
-                  f"{', '.join(sorted(sanitizer['shape'].unique()))}{_taken_on(study, sanitizer)}: "
+                  f"{', '.join(sorted(sanitizer['shape'].unique()))}{taken_on(study, sanitizer)}: "
                   + ("no errors or hazards." if bad.empty else
                      f"**{len(bad)} of {len(sanitizer)} runs found problems**: "
                      + "; ".join(f"{r.variant} {r.tool} {r.shape} ({r.first_report})" for r in bad.itertuples())),

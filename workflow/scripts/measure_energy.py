@@ -2,6 +2,7 @@
 # sustained rate, energy per launch, mean power and GFLOP per joule, its output checked again.
 import pandas as pd
 
+from matmulstudy.gpu import host
 from matmulstudy.gpu.session import GpuSession
 from matmulstudy.measure import energy
 from matmulstudy.study import rulescript
@@ -15,7 +16,9 @@ def main(snakemake, log):
         for problem in p.problems:   # one shape's inputs in memory at a time
             one = energy.load_problem(registry, problem, medians)
             tables.append(energy.measure(gpu, snakemake.input.harness, [one], p.window_s, p.checking, log))
-    pd.concat(tables, ignore_index=True).to_csv(snakemake.output[0], index=False)
+    out = pd.concat(tables, ignore_index=True)
+    out["gpu_uuid"] = host.running_uuid()   # where it ran: the page says so if not on the study's GPU
+    out.to_csv(snakemake.output[0], index=False)
 
 
 rulescript.run(snakemake, main)

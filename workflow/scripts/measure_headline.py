@@ -2,6 +2,7 @@
 # shapes: burst and sustained, every result checked again.
 import pandas as pd
 
+from matmulstudy.gpu import host
 from matmulstudy.gpu.session import GpuSession
 from matmulstudy.measure import energy, headline
 from matmulstudy.study import rulescript
@@ -24,6 +25,7 @@ def main(snakemake, log):
             tables.append(headline.measure(gpu, snakemake.input.harness, one, here, p.timing.headline_rounds,
                                            p.timing, p.timing.headline_window_s, p.checking, log))
     out = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=headline.FIRST)
+    out["gpu_uuid"] = host.running_uuid()   # where it ran: the page says so if not on the study's GPU
     out.to_csv(snakemake.output[0], index=False)
 
 

@@ -8,6 +8,7 @@ import traceback
 import pandas as pd
 
 from matmulstudy.errors import StudyError
+from matmulstudy.gpu import host
 from matmulstudy.measure import bench, build, data
 from matmulstudy.study import provenance, rulescript
 from matmulstudy.study.registry import load_registry
@@ -25,6 +26,8 @@ def facts(snakemake) -> dict:
         with open(inp.gpu) as fh:
             gpu = json.load(fh)
         out.update({column: gpu.get(key) for key, column in GPU_FACTS.items()})
+        # the GPU this job ran on, where nvidia-smi says: samples of another GPU than the facts' are refused
+        out["gpu_uuid"] = host.running_uuid() or out["gpu_uuid"]
     if inp.get("build"):
         with open(inp.build) as fh:
             built = json.load(fh)

@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 from matmulstudy.errors import StudyError
+from matmulstudy.gpu import host
 from matmulstudy.measure import hardware
 from matmulstudy.study import rulescript
 from matmulstudy.study.registry import load_registry
@@ -26,7 +27,7 @@ def main(snakemake, log):
     kernel = variant.kernel_for(*shape, gpu["sm_count"]) if variant.is_built else None
     counters = hardware.parse_ncu_csv(proc.stdout, kernel)
     with open(snakemake.output[0], "w") as fh:
-        json.dump({"variant": variant.id, "shape": snakemake.wildcards.shape, "ncu_gpu_uuid": gpu.get("uuid"),
+        json.dump({"variant": variant.id, "shape": snakemake.wildcards.shape, "ncu_gpu_uuid": host.running_uuid(),
                    **counters}, fh, indent=2)
 
 
