@@ -385,18 +385,20 @@ def test_each_step_moves_the_counters_its_entry_names_the_way_it_says(label):
     where the step has left it), from the study's hardware.csv: the counter measured for the step and the step
     before, and moved the named way. A claim that a committed study disproves leaves the registry; the study's
     step page still prints what its own registry claimed, and that it did not hold (step 47's SM balance, the
-    H200 study of f4dcfec: 0.959 -> 0.955)."""
+    H200 study of f4dcfec: 0.959 -> 0.955). A step with `shown_at` is judged at its own size, where it is meant
+    to win (counters_at.csv, the step before measured there too)."""
     folder = ROOT / "reports" / label
     registry, today = snapshot.read_registry(folder), load_registry(check_files=False)
     results, hardware = read_results(folder / "samples.csv.gz"), pd.read_csv(folder / "hardware.csv")
+    at = pd.read_csv(folder / "counters_at.csv") if (folder / "counters_at.csv").exists() else None
     named = 0
     for precision in sorted({v.precision for v in registry.steps()}):   # each chapter against its own step before
         table = explain.progression_table(results, hardware, registry, snapshot.read_config(folder)["reference_size"],
-                                          precision=precision)
+                                          precision=precision, counters_at=at)
         for i in range(1, len(table)):
-            vid = table.iloc[i]["variant"]
+            vid, own = table.iloc[i]["variant"], table.iloc[i]["at_values"]
             for counter, direction in today[vid].shows if vid in today else table.iloc[i]["shows"]:
-                before, now = table.iloc[i - 1][counter], table.iloc[i][counter]
+                before, now = own[counter] if own and counter in own else (table.iloc[i - 1][counter], table.iloc[i][counter])
                 assert not (pd.isna(before) or pd.isna(now)), f"{label}: {counter} not measured at {table.iloc[i]['step']}"
                 assert (now < before) if direction == "lower" else (now > before), (label, table.iloc[i]["step"], counter)
                 named += 1

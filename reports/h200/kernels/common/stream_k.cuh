@@ -52,6 +52,17 @@ __device__ __forceinline__ unsigned long long marked(unsigned launch, unsigned v
 // bytes in gpu_hybrid_stream_k's main loop, which then ran measurably slower.
 __device__ __noinline__ void stop() { __trap(); }
 
+// One more on a counter of this launch's; its value before, marked. A counter another launch left is first set
+// to (launch, 0) by whichever block finds it (a compare-and-swap from the value it saw: a later block's swap
+// finds the counter moved on and changes nothing). The ticket below; a split-K tile's count of its pieces.
+__device__ __forceinline__ unsigned long long count_in(unsigned long long* counter, unsigned launch)
+{
+    const unsigned long long seen = atomicAdd(counter, 0ull);
+    if (seen >> 32 != launch)
+        atomicCAS(counter, seen, marked(launch, 0));
+    return atomicAdd(counter, 1ull);
+}
+
 // This block's number, 0 ... W-1, among the W blocks of the launch that take
 // one (all of them, but for gpu_async_stream_k's), in the order they start: a block
 // only ever waits for one numbered before it, which is running already.
@@ -60,10 +71,7 @@ __device__ __forceinline__ void take_ticket(int& number, unsigned launch, long l
     if (W > MAX_BLOCKS)
         stop();   // more blocks than progress[] has places: the launch fails, not the result
     if (threadIdx.x == 0) {
-        const unsigned long long seen = atomicAdd(&ticket, 0ull);
-        if (seen >> 32 != launch)   // another launch's: the first block to get here starts this launch's count
-            atomicCAS(&ticket, seen, marked(launch, 0));
-        const unsigned long long mine = atomicAdd(&ticket, 1ull);
+        const unsigned long long mine = count_in(&ticket, launch);
         if (mine >> 32 != launch || (mine & 0xFFFFFFFFu) >= W)
             stop();   // numbered past W: another launch of this module is taking tickets
         number = int(mine & 0xFFFFFFFFu);

@@ -22,7 +22,7 @@ template <class Mainloop>
 struct DirectStore {
     __device__ DirectStore(int, int, float*) {}
 
-    __device__ __forceinline__ void store(const typename Mainloop::Consumer& me, const float (&d)[128],
+    __device__ __forceinline__ void store(const typename Mainloop::Consumer& me, const float (&d)[Mainloop::ACCUMULATORS],
                                           float* __restrict__ C, int M, int N, int2 origin, const CUtensorMap*) const
     {
         me.store(d, C, M, N, origin.x, origin.y);
@@ -47,7 +47,7 @@ struct RingStore {
     // Every consumer warpgroup first finishes its wgmma (the ring is then idle: every slice has been consumed);
     // each thread writes its values, fences (the copy engine reads what ordinary stores wrote), and after a
     // second meeting one thread sends the BN / 32 boxes, clipped to C, and waits until the engine has read them.
-    __device__ __forceinline__ void store(const typename Mainloop::Consumer& me, const float (&d)[128],
+    __device__ __forceinline__ void store(const typename Mainloop::Consumer& me, const float (&d)[Mainloop::ACCUMULATORS],
                                           float* __restrict__ C, int M, int N, int2 origin,
                                           const CUtensorMap* map_c) const
     {
@@ -97,7 +97,7 @@ struct BufferStore {
     // the buffer; the warpgroup meets; every thread writes its values of the quarter, fences and meets again;
     // the lead thread sends both boxes, clipped to C, and goes on without waiting. Named barrier 1 + warpgroup:
     // 128 threads, not the producer, not the other consumer.
-    __device__ __forceinline__ void store(const typename Mainloop::Consumer& me, const float (&d)[128],
+    __device__ __forceinline__ void store(const typename Mainloop::Consumer& me, const float (&d)[Mainloop::ACCUMULATORS],
                                           float* __restrict__ C, int M, int N, int2 origin,
                                           const CUtensorMap* map_c) const
     {

@@ -29,6 +29,7 @@
 #include "producer.cuh"
 #include "scheduler.cuh"
 #include "epilogue.cuh"
+#include "block_clock.cuh"
 
 // ProducerWarps: the producer warpgroup's warps that stay to walk the tiles: all four, or only warp 0, whose
 // thread 0 makes all of the producer's copies (the others leave at once: they have no loads to make, and then
@@ -60,15 +61,20 @@ __device__ __forceinline__ void gemm(int M, int N, int K, const typename Mainloo
         }
     } else {
         registers_claim<Mainloop::CONSUMER_REGISTERS>();   // a consumer: its part of each tile
+        BlockClock clock;   // devbench's CLOCK_TRACE builds: the block's clock and epilogue, read by its first consumer
         const typename Mainloop::Consumer me(warpgroup, threadIdx.x % 128);
         const Epilogue<Mainloop> epilogue(warpgroup, N, C);
         Scheduler tiles(M, N, false);
         for (int i = tiles.next(); i >= 0; i = tiles.next()) {
-            float d[128];
+            float d[Mainloop::ACCUMULATORS];
             me.multiply(the_ring<Mainloop>(), count, K, Scheduler::persistent ? INT_MAX : (K + BK - 1) / BK, d);
+            clock.epilogue_starts();
             epilogue.store(me, d, C, M, N, tiles.origin(i), map_c);
+            clock.epilogue_ends();
         }
         epilogue.finish();
+        if (threadIdx.x == 128)
+            clock.stop();
     }
     if (Scheduler::persistent && CLUSTER > 1)
         cluster_sync();   // neither block ends while the other may still write into it

@@ -19,11 +19,11 @@
 // - an mbarrier is a 64-bit counter in shared memory with a phase bit:
 //   a phase completes when its expected arrivals have arrived and its
 //   expected bytes have landed; waiters poll the phase's parity;
-// - wgmma_m64n256k8_tf32() is one warpgroup-wide (4 warps, 128 threads)
+// - wgmma_tf32<256>() is one warpgroup-wide (4 warps, 128 threads)
 //   multiply of a 64 x 8 A fragment, held in registers, by an 8 x 256 B
 //   operand that the tensor cores read from shared memory themselves, through
 //   a descriptor; it is asynchronous: issued, committed as a group, and waited
-//   for with wait_group. The BF16 steps' wgmma_m64n256k16_bf16() reads both
+//   for with wait_group. The BF16 steps' wgmma_bf16<256>() reads both
 //   operands from shared memory, B MN-major (descriptor_sw128_mn).
 
 #pragma once
@@ -111,6 +111,17 @@ __device__ __forceinline__ void tma_load_2d_multicast(void* dst, const CUtensorM
                  ::"r"(smem_address(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y),
                  "r"(smem_address(bar)), "h"(blocks)
                  : "memory");
+}
+
+// --- clocks ---------------------------------------------------------------------
+
+// The global timer, in nanoseconds: the same clock on every SM, against which clock64's cycles give the SM
+// clock a block ran at.
+__device__ __forceinline__ uint64_t global_ns()
+{
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
 }
 
 // --- thread block clusters ------------------------------------------------------
@@ -284,26 +295,35 @@ __device__ __forceinline__ void wgmma_wait()
     asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(Pending) : "memory");
 }
 
-// The 128 FP32 accumulators of a 64 x 256 wgmma, as the asm statements below name them: the registers'
-// text, %0 to %127, and the operands, d[0] to d[127], read and written.
-#define WGMMA_D_REGISTERS \
+// The FP32 accumulators of a 64 x N wgmma (N / 2 a thread: 32, 64 or 128), as the asm statements below name
+// them: the registers' text, %0 to %(N/2 - 1), and the operands, d[0] to d[N/2 - 1], read and written. Each
+// list is the one before it and its second half.
+#define WGMMA_D_REGISTERS_32 \
     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
-    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define WGMMA_D_REGISTERS_64 \
+    WGMMA_D_REGISTERS_32 ", " \
     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
-    "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, " \
+    "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+#define WGMMA_D_REGISTERS_128 \
+    WGMMA_D_REGISTERS_64 ", " \
     "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
     "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, " \
     "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
     "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
-#define WGMMA_D_OPERANDS \
+#define WGMMA_D_OPERANDS_32 \
     "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
     "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
     "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
-    "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
+    "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+#define WGMMA_D_OPERANDS_64 \
+    WGMMA_D_OPERANDS_32, \
     "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
     "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
     "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
-    "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), \
+    "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+#define WGMMA_D_OPERANDS_128 \
+    WGMMA_D_OPERANDS_64, \
     "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
     "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), \
     "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), \
@@ -313,29 +333,50 @@ __device__ __forceinline__ void wgmma_wait()
     "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), \
     "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
 
-// D (64 x 256, FP32) += A (64 x 8, TF32, registers) * B (8 x 256, TF32, shared memory, K-major: each of
-// B's 256 columns is a row of 8 consecutive k in memory). Per warp w of the warpgroup and lane (g = lane / 4,
-// t = lane % 4), as for mma.sync m16n8k8: a[0] = A(16w + g, t), a[1] = A(16w + g + 8, t),
+// The text of one wgmma with its accumulators (REGISTERS: WGMMA_D_REGISTERS_*) and the other operands' places
+// after them, always accumulating (the predicate set to true).
+#define WGMMA_TF32_TEXT(SHAPE, REGISTERS, A, B) \
+    "{\n\t.reg .pred accumulate;\n\tsetp.ne.u32 accumulate, 1, 0;\n\t" \
+    "wgmma.mma_async.sync.aligned." SHAPE ".f32.tf32.tf32 {" REGISTERS "}, {" A "}, " B ", accumulate, 1, 1;\n}"
+#define WGMMA_BF16_TEXT(SHAPE, REGISTERS, A, B) \
+    "{\n\t.reg .pred accumulate;\n\tsetp.ne.u32 accumulate, 1, 0;\n\t" \
+    "wgmma.mma_async.sync.aligned." SHAPE ".f32.bf16.bf16 {" REGISTERS "}, " A ", " B ", accumulate, 1, 1, 0, 1;\n}"
+
+// D (64 x N, FP32) += A (64 x 8, TF32, registers) * B (8 x N, TF32, shared memory, K-major: each of B's N
+// columns is a row of 8 consecutive k in memory), N = 64, 128 or 256. Per warp w of the warpgroup and lane
+// (g = lane / 4, t = lane % 4), as for mma.sync m16n8k8: a[0] = A(16w + g, t), a[1] = A(16w + g + 8, t),
 // a[2] = A(16w + g, t + 4), a[3] = A(16w + g + 8, t + 4); d[4i + 0, 1] = D(16w + g, 8i + 2t + 0, 1),
 // d[4i + 2, 3] = D(16w + g + 8, 8i + 2t + 0, 1). The tensor cores read the top 19 bits of each input.
-__device__ __forceinline__ void wgmma_m64n256k8_tf32(float (&d)[128], const unsigned (&a)[4], uint64_t b)
+template <int N>
+__device__ __forceinline__ void wgmma_tf32(float (&d)[N / 2], const unsigned (&a)[4], uint64_t b)
 {
-    asm volatile("{\n\t.reg .pred accumulate;\n\tsetp.ne.u32 accumulate, 1, 0;\n\t"
-                 "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {" WGMMA_D_REGISTERS "}, "
-                 "{%128, %129, %130, %131}, %132, accumulate, 1, 1;\n}"
-                 : WGMMA_D_OPERANDS
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+    static_assert(N == 64 || N == 128 || N == 256, "wgmma m64nNk8 as the mainloops use it: N = 64, 128 or 256");
+    if constexpr (N == 256)
+        asm volatile(WGMMA_TF32_TEXT("m64n256k8", WGMMA_D_REGISTERS_128, "%128, %129, %130, %131", "%132")
+                     : WGMMA_D_OPERANDS_128 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+    else if constexpr (N == 128)
+        asm volatile(WGMMA_TF32_TEXT("m64n128k8", WGMMA_D_REGISTERS_64, "%64, %65, %66, %67", "%68")
+                     : WGMMA_D_OPERANDS_64 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+    else
+        asm volatile(WGMMA_TF32_TEXT("m64n64k8", WGMMA_D_REGISTERS_32, "%32, %33, %34, %35", "%36")
+                     : WGMMA_D_OPERANDS_32 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
 }
 
-// D (64 x 256, FP32) += A (64 x 16, BF16) * B (16 x 256, BF16), both from shared memory through descriptors:
+// D (64 x N, FP32) += A (64 x 16, BF16) * B (16 x N, BF16), both from shared memory through descriptors:
 // A K-major (descriptor_sw128), B MN-major (descriptor_sw128_mn: the instruction's last immediate,
-// B transposed, says so). D's layout is wgmma_m64n256k8_tf32's. The products are exact in FP32; the sums are
+// B transposed, says so). D's layout is wgmma_tf32's. The products are exact in FP32; the sums are
 // the tensor cores' (matmulstudy/precisions.py's BF16 row).
-__device__ __forceinline__ void wgmma_m64n256k16_bf16(float (&d)[128], uint64_t a, uint64_t b)
+template <int N>
+__device__ __forceinline__ void wgmma_bf16(float (&d)[N / 2], uint64_t a, uint64_t b)
 {
-    asm volatile("{\n\t.reg .pred accumulate;\n\tsetp.ne.u32 accumulate, 1, 0;\n\t"
-                 "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {" WGMMA_D_REGISTERS "}, "
-                 "%128, %129, accumulate, 1, 1, 0, 1;\n}"
-                 : WGMMA_D_OPERANDS
-                 : "l"(a), "l"(b));
+    static_assert(N == 64 || N == 128 || N == 256, "wgmma m64nNk16 as the mainloops use it: N = 64, 128 or 256");
+    if constexpr (N == 256)
+        asm volatile(WGMMA_BF16_TEXT("m64n256k16", WGMMA_D_REGISTERS_128, "%128", "%129")
+                     : WGMMA_D_OPERANDS_128 : "l"(a), "l"(b));
+    else if constexpr (N == 128)
+        asm volatile(WGMMA_BF16_TEXT("m64n128k16", WGMMA_D_REGISTERS_64, "%64", "%65")
+                     : WGMMA_D_OPERANDS_64 : "l"(a), "l"(b));
+    else
+        asm volatile(WGMMA_BF16_TEXT("m64n64k16", WGMMA_D_REGISTERS_32, "%32", "%33")
+                     : WGMMA_D_OPERANDS_32 : "l"(a), "l"(b));
 }

@@ -10,8 +10,8 @@
 // The tensor cores read both from shared memory through descriptors; no
 // operand passes through registers. Consumer warpgroup c (1, 2, ...)
 // multiplies rows 64 (c - 1) to 64 c - 1 of A's box by the whole of B's
-// slice: a 64 x 256 part of C, 128 FP32 accumulators a thread (wgmma
-// m64n256k16).
+// slice: a 64 x BN part of C, BN / 2 FP32 accumulators a thread (wgmma
+// m64nBNk16: BN = 256 for large problems, smaller tiles for small ones).
 //
 // Its switches, template parameters a step's file names:
 // - SteppedDescriptors: a consumer builds its descriptors once a tile and steps them by constants, instead of
@@ -34,6 +34,7 @@ template <bool SteppedDescriptors, bool OwnLoads, int BBlocks = 1>
 struct Bf16Mainloop {
     using Element = bf16;
     static constexpr int CONSUMERS = BM / 64, THREADS = 128 * (1 + CONSUMERS);
+    static constexpr int ACCUMULATORS = BN / 2;   // a consumer thread's: its share of a 64 x BN part
     static constexpr int BOX_COLUMNS = 64, BOXES_A_COPY = BBlocks;   // a box of B: 64 BF16 columns
     static constexpr int A_BYTES = BM * BK * 2, B_BOX_BYTES = BK * 64 * 2;
     static constexpr int STAGE_BYTES = A_BYTES + (BN / 64) * B_BOX_BYTES;
@@ -46,8 +47,9 @@ struct Bf16Mainloop {
                   "the warpgroups' registers after setmaxnreg must fit in the block's");
     static_assert(BLOCK_DIM_X == THREADS && BLOCK_DIM_Y == 1,
                   "kernels/registry.yaml's block must be THREADS x 1: a producer and a consumer warpgroup per 64 rows");
-    static_assert(BN == 256 && BK == 64 && BM % 64 == 0 && CONSUMERS >= 1 && CONSUMERS <= 2,
-                  "wgmma m64n256k16 over 128-byte swizzle rows: BN = 256, BK = 64, BM = 64 or 128");
+    static_assert((BN == 64 || BN == 128 || BN == 256) && BK == 64 && BM % 64 == 0 && CONSUMERS >= 1 &&
+                      CONSUMERS <= 2,
+                  "wgmma m64nBNk16 over 128-byte swizzle rows: BN = 64, 128 or 256, BK = 64, BM = 64 or 128");
     static_assert(CLUSTER == 1, "the BF16 mainloop has no clusters: each block loads all of its slices");
 
     // Byte offsets inside a stage, as the copy engine writes them (128-byte swizzle: the 16-byte chunk c of a
@@ -71,7 +73,7 @@ struct Bf16Mainloop {
     }
 
     // A consumer warpgroup: its rows of the tile, and each thread's place in wgmma's accumulator layout
-    // (hopper.cuh): d[4i + h] is row 16 w + g + 8 (h / 2), column 8i + 2t + h % 2 of its 64 x 256 part.
+    // (hopper.cuh): d[4i + h] is row 16 w + g + 8 (h / 2), column 8i + 2t + h % 2 of its 64 x BN part.
     struct Consumer {
         int rows, g, t, w, lane;   // rows: its first row of the tile
 
@@ -111,7 +113,7 @@ struct Bf16Mainloop {
         }
 
         // Slice `count`'s BK / 16 wgmma, on its stage once full, committed as one group.
-        __device__ __forceinline__ void issue(const Ring<Bf16Mainloop>& ring, int count, float (&d)[128],
+        __device__ __forceinline__ void issue(const Ring<Bf16Mainloop>& ring, int count, float (&d)[ACCUMULATORS],
                                               const uint64_t (&base)[2]) const
         {
             const unsigned char* tile = ring.stage(count);   // unused with stepped descriptors
@@ -123,11 +125,11 @@ struct Bf16Mainloop {
                 const uint64_t stage = uint64_t(slot(count) * (STAGE_BYTES / 16));
 #pragma unroll
                 for (int kk = 0; kk < BK / 16; ++kk)
-                    wgmma_m64n256k16_bf16(d, base[0] + stage + 2 * kk, base[1] + stage + 128 * kk);
+                    wgmma_bf16<BN>(d, base[0] + stage + 2 * kk, base[1] + stage + 128 * kk);
             } else {
 #pragma unroll
                 for (int kk = 0; kk < BK / 16; ++kk)   // 16 k: 32 bytes along A's rows, 16 rows of B's boxes
-                    wgmma_m64n256k16_bf16(d, descriptor_sw128(tile + rows * 128 + kk * 32),
+                    wgmma_bf16<BN>(d, descriptor_sw128(tile + rows * 128 + kk * 32),
                                           descriptor_sw128_mn(tile + A_BYTES + kk * 16 * 128, B_BOX_BYTES));
             }
             wgmma_commit();
@@ -144,10 +146,10 @@ struct Bf16Mainloop {
         // running (slice s - 1 done), give s - 1's stage back. One group in flight while the next is waited for.
         // (`end` is the TF32 mainloop's, for clusters: a block of this one has none.)
         __device__ __forceinline__ void multiply(const Ring<Bf16Mainloop>& ring, int& count, int K, int,
-                                                 float (&d)[128]) const
+                                                 float (&d)[ACCUMULATORS]) const
         {
 #pragma unroll
-            for (int i = 0; i < 128; ++i)
+            for (int i = 0; i < ACCUMULATORS; ++i)
                 d[i] = 0.0f;
             uint64_t base[2] = {0, 0};
             descriptors(ring, base);
@@ -164,10 +166,10 @@ struct Bf16Mainloop {
 
         // --- what the epilogue (epilogue.cuh) asks of the accumulators ---
 
-        // Its 64 x 256 part of the tile at (row0, col0) into C: each thread's pairs of neighbouring columns as
+        // Its 64 x BN part of the tile at (row0, col0) into C: each thread's pairs of neighbouring columns as
         // one 8-byte store where C's rows start on 8 bytes (N even, C on 8 bytes) and both lie inside, else one
         // by one; nothing outside C.
-        __device__ __forceinline__ void store(const float (&d)[128], float* __restrict__ C, int M, int N, int row0,
+        __device__ __forceinline__ void store(const float (&d)[ACCUMULATORS], float* __restrict__ C, int M, int N, int row0,
                                               int col0) const
         {
             const bool pairs = N % 2 == 0 && reinterpret_cast<uintptr_t>(C) % 8 == 0;
@@ -190,7 +192,7 @@ struct Bf16Mainloop {
                 }
         }
 
-        // Its part in four quarters of 64 x 64 (a quarter of its 256 columns each): quarter q's place in the
+        // Its part in quarters of 64 x 64 (BN / 64 of them: four of 256 columns): quarter q's place in the
         // tile, and its values at offset(m, n) from `out`, (m, n) their place in the quarter; each neighbouring
         // pair (columns n and n + 1 of one 16-byte chunk) as one 8-byte store.
         static constexpr int QUARTERS = BN / 64;
@@ -198,7 +200,7 @@ struct Bf16Mainloop {
         __device__ __forceinline__ int2 quarter_origin(int q) const { return make_int2(rows, 64 * q); }
 
         template <class Offset>
-        __device__ __forceinline__ void write_quarter(int q, const float (&d)[128], unsigned char* out,
+        __device__ __forceinline__ void write_quarter(int q, const float (&d)[ACCUMULATORS], unsigned char* out,
                                                       Offset offset) const
         {
 #pragma unroll

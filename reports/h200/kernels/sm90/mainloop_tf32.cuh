@@ -6,9 +6,10 @@
 // of the block's BM x BN tile: A's BM x BK box, the wgmma's shared-memory
 // operand, and BN / 32 boxes of B, BK x 32 each, which the consumers read
 // into registers as B^T's fragments. So each consumer warpgroup computes the
-// transposed product of 64 columns of the tile by its 256 rows: wgmma
-// m64n256k8, D = B^T A^T, with B^T's 64 x 8 fragment in registers and A^T,
-// 8 x 256, read by the tensor cores from A's K-major box.
+// transposed product of 64 columns of the tile by its BM rows: wgmma
+// m64nBMk8, D = B^T A^T, with B^T's 64 x 8 fragment in registers and A^T,
+// 8 x BM, read by the tensor cores from A's K-major box (the chapter's steps
+// take BM = 256).
 //
 // Its switches, template parameters a step's file names:
 // - Order: how a consumer orders a slice's loads, wgmma and waits (Overlap);
@@ -38,6 +39,7 @@ template <Overlap Order, bool RoundFragments, bool OwnLoads, int BBlocks = 1>
 struct Tf32Mainloop {
     using Element = float;
     static constexpr int CONSUMERS = BN / 64, THREADS = 128 * (1 + CONSUMERS);
+    static constexpr int ACCUMULATORS = BM / 2;   // a consumer thread's: its share of a BM x 64 part
     static constexpr int BOX_COLUMNS = 32, BOXES_A_COPY = BBlocks;   // a box of B: 32 FP32 columns (128 bytes)
     static constexpr int A_BYTES = BM * BK * 4, B_BOX_BYTES = BK * 32 * 4;
     static constexpr int STAGE_BYTES = A_BYTES + (BN / 32) * B_BOX_BYTES;
@@ -51,7 +53,8 @@ struct Tf32Mainloop {
                   "the warpgroups' registers after setmaxnreg must fit in the block's");
     static_assert(BLOCK_DIM_X == THREADS && BLOCK_DIM_Y == 1,
                   "kernels/registry.yaml's block must be THREADS x 1: a producer and CONSUMERS consumer warpgroups");
-    static_assert(BM == 256 && BK == 32, "wgmma m64n256k8 over a 128-byte swizzle row of A: BM = 256, BK = 32");
+    static_assert((BM == 64 || BM == 128 || BM == 256) && BK == 32,
+                  "wgmma m64nBMk8 over a 128-byte swizzle row of A: BM = 64, 128 or 256, BK = 32");
     static_assert(BN % 64 == 0 && CONSUMERS >= 1 && CONSUMERS <= 2, "BN: 64 columns a consumer warpgroup, 1 or 2");
 
     // Byte offsets inside a stage, as the copy engine writes them (128-byte swizzle, hopper.cuh).
@@ -74,7 +77,7 @@ struct Tf32Mainloop {
     }
 
     // A consumer warpgroup's lane: which of the tile's columns its fragment rows g and g + 8 are, and the tile's
-    // 64 x 256 transposed product it accumulates: d[4i + h] is C(row0 + 8i + 2t + h % 2, col0 + n_lo or n_hi).
+    // 64 x BM transposed product it accumulates: d[4i + h] is C(row0 + 8i + 2t + h % 2, col0 + n_lo or n_hi).
     // The columns are spread so that a warp's fragment loads from B's swizzled boxes meet no bank twice.
     struct Consumer {
         int n_lo, n_hi, t, lane, first;   // first: the warpgroup's first column of the tile
@@ -115,14 +118,14 @@ struct Tf32Mainloop {
         }
 
         // A slice's four wgmma on the fragments `now`, committed as one group.
-        __device__ __forceinline__ void issue(const Ring<Tf32Mainloop>& ring, int count, float (&d)[128],
+        __device__ __forceinline__ void issue(const Ring<Tf32Mainloop>& ring, int count, float (&d)[ACCUMULATORS],
                                               const unsigned (&now)[BK / 8][4]) const
         {
             const unsigned char* tile = ring.stage(count);
             wgmma_fence();
 #pragma unroll
             for (int kk = 0; kk < BK / 8; ++kk)
-                wgmma_m64n256k8_tf32(d, now[kk], descriptor_sw128(tile + kk * 32));
+                wgmma_tf32<BM>(d, now[kk], descriptor_sw128(tile + kk * 32));
             wgmma_commit();
         }
 
@@ -144,10 +147,10 @@ struct Tf32Mainloop {
         // fragment sets swap each slice; the loop is unrolled by two so that they keep compile-time names (an
         // array indexed at run time would go to local memory).
         __device__ __forceinline__ void multiply(const Ring<Tf32Mainloop>& ring, int& count, int K, int end,
-                                                 float (&d)[128]) const
+                                                 float (&d)[ACCUMULATORS]) const
         {
 #pragma unroll
-            for (int i = 0; i < 128; ++i)
+            for (int i = 0; i < ACCUMULATORS; ++i)
                 d[i] = 0.0f;
             const int slices = (K + BK - 1) / BK;
             unsigned even[BK / 8][4], odd[BK / 8][4];
@@ -181,8 +184,8 @@ struct Tf32Mainloop {
 
         // --- what the epilogue (epilogue.cuh) asks of the accumulators ---
 
-        // Its 256 x 64 part of the tile at (row0, col0) into C, each value on its own; nothing outside C.
-        __device__ __forceinline__ void store(const float (&d)[128], float* __restrict__ C, int M, int N, int row0,
+        // Its BM x 64 part of the tile at (row0, col0) into C, each value on its own; nothing outside C.
+        __device__ __forceinline__ void store(const float (&d)[ACCUMULATORS], float* __restrict__ C, int M, int N, int row0,
                                               int col0) const
         {
 #pragma unroll
@@ -197,7 +200,7 @@ struct Tf32Mainloop {
 
         // Every value of its part at offset(m, n) from `out`, (m, n) its place in the tile.
         template <class Offset>
-        __device__ __forceinline__ void write_tile(const float (&d)[128], unsigned char* out, Offset offset) const
+        __device__ __forceinline__ void write_tile(const float (&d)[ACCUMULATORS], unsigned char* out, Offset offset) const
         {
 #pragma unroll
             for (int i = 0; i < BM / 8; ++i)
@@ -208,14 +211,14 @@ struct Tf32Mainloop {
                 }
         }
 
-        // Its part in four quarters of 64 x 64 (a quarter of its 256 rows each): quarter q's place in the tile,
+        // Its part in quarters of 64 x 64 (BM / 64 of them: four of 256 rows): quarter q's place in the tile,
         // and its values at offset(m, n) from `out`, (m, n) their place in the quarter.
         static constexpr int QUARTERS = BM / 64;
 
         __device__ __forceinline__ int2 quarter_origin(int q) const { return make_int2(64 * q, first); }
 
         template <class Offset>
-        __device__ __forceinline__ void write_quarter(int q, const float (&d)[128], unsigned char* out,
+        __device__ __forceinline__ void write_quarter(int q, const float (&d)[ACCUMULATORS], unsigned char* out,
                                                       Offset offset) const
         {
 #pragma unroll
