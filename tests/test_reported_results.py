@@ -398,7 +398,8 @@ def test_each_step_moves_the_counters_its_entry_names_the_way_it_says(label):
         for i in range(1, len(table)):
             vid, own = table.iloc[i]["variant"], table.iloc[i]["at_values"]
             for counter, direction in today[vid].shows if vid in today else table.iloc[i]["shows"]:
-                before, now = own[counter] if own and counter in own else (table.iloc[i - 1][counter], table.iloc[i][counter])
+                at_own_size = own and counter in own   # else measured at the reference size, as every step
+                before, now = own[counter] if at_own_size else (table.iloc[i - 1][counter], table.iloc[i][counter])
                 assert not (pd.isna(before) or pd.isna(now)), f"{label}: {counter} not measured at {table.iloc[i]['step']}"
                 assert (now < before) if direction == "lower" else (now > before), (label, table.iloc[i]["step"], counter)
                 named += 1

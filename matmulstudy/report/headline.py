@@ -106,8 +106,8 @@ def page_section(headline: pd.DataFrame | None, registry, config: dict, label_of
     lines = ["## The headline ratios, in rounds", "",
              f"Each precision's best step at the reference size (with any step within a percent of it, which two "
              f"studies could otherwise rank apart) and its cuBLAS reference, measured again after every other "
-             f"measurement in {rounds} rounds{where or ' on one GPU'}, the steps first in odd rounds and the reference first in "
-             f"even ones, so that all see the same power state ([headline.csv](headline.csv)). "
+             f"measurement in {rounds} rounds{where or ' on one GPU'}, the steps first in odd rounds and the "
+             f"reference first in even ones, so that all see the same power state ([headline.csv](headline.csv)). "
              f"Burst: timed as the study times (cold L2, batches behind the blocker, throttled batches taken "
              f"again). Sustained: each back to back, after 0.5 s idle, from one tick of NVML's energy counter to "
              f"another at least {window} s later: the clock the {cap(power_limit_w)} leaves; "
