@@ -89,8 +89,8 @@ def test_the_readmes_chapter_table_has_a_cell_for_every_gpu_and_size_and_the_bes
 
 
 def test_a_study_numbered_before_the_course_was_renumbered_says_so_in_the_readme():
-    """A committed study whose own registry numbers a step otherwise than the live one is named with a note
-    (its pages keep the numbers it had); one numbered as now has none. Tried on a committed study's registry
+    """A committed study whose own registry numbers a step otherwise than the live one is named with a note, in
+    the README and on reports/README.md (its pages keep the numbers it had); one numbered as now has none. Tried on a committed study's registry
     with one step's number changed."""
     import dataclasses
     from matmulstudy.report import readme
@@ -103,6 +103,8 @@ def test_a_study_numbered_before_the_course_was_renumbered_says_so_in_the_readme
         mine = dataclasses.replace(st, registry=Registry(st.registry.chapters, variants, st.registry.raw))
         assert readme.renumbered(mine, registry) == note
         assert ("measured before the steps were renumbered" in readme._gpu(mine, registry)) == note
+        from matmulstudy.report.pages import index_page   # and the page of every GPU's study, reports/README.md
+        assert ("the course was renumbered since" in index_page([mine], 4096, registry)) == note
 
 
 def test_the_readmes_gpu_table_follows_the_registrys_needs():

@@ -11,6 +11,7 @@ from __future__ import annotations
 from .. import precisions
 from . import explain, headline
 from .committed import Study
+from .readme import renumbered
 from .figures import FIGURES
 from .results import NOT_IN_ENERGY_PHASE, at_size, failures
 from .study_facts import counts, facts, harness_checks, limits, repo_link, taken_on, verification
@@ -251,8 +252,9 @@ def holds(st: Study) -> str:
     return f"steps {titles[0]} to {titles[-1]}; " + ", ".join(extras) if steps else ", ".join(extras)
 
 
-def index_page(studies: list[Study], size: int) -> str:
-    """reports/README.md: every GPU's study, and the progression across them."""
+def index_page(studies: list[Study], size: int, registry=None) -> str:
+    """reports/README.md: every GPU's study, and the progression across them; with the live `registry`, which
+    studies were measured before the steps took the numbers they have now (their tables keep the old ones)."""
     # a pair of columns per precision that any of the studies measured (its reference or a step)
     measured = [p for p in precisions.TABLE
                 if any(v.precision == p.id and v.is_gpu for st in studies for v in st.registry.values())]
@@ -262,7 +264,9 @@ def index_page(studies: list[Study], size: int) -> str:
              f"At {size}×{size}×{size}; each step's fraction is of the same GPU's cuBLAS in the step's precision.", "",
              "| " + " | ".join(head + ["measured", "commit"]) + " |",
              "| --- | --- |" + " ---: | --- |" * len(measured) + " --- | --- |"]
+    then = " Its steps keep the numbers of its commit: the course was renumbered since (the registry's `was:`)."
     what = ["", "What each holds:", ""] + [f"- [{st.label}/]({st.label}/README.md), {facts(st)['gpu']}: {holds(st)}."
+                                          + (then if registry is not None and renumbered(st, registry) else "")
                                           for st in studies]
     for st in studies:
         at = at_size(st.summary, size, verified=True)

@@ -21,6 +21,7 @@ from .committed import DEFAULT_SIZE, Study
 from .figures import FIGURES
 from .study_facts import provenance_rst
 from ..study.paths import STUDY_FILES
+from ..study.registry import load_registry
 
 
 def render(report: Path, size: int | None = None, only: list[str] | None = None, workers: int = 1) -> list[Path]:
@@ -70,7 +71,7 @@ def render_gpus(reports: list[Path], out: Path, size: int = DEFAULT_SIZE) -> lis
     studies = [Study.load(r) for r in reports]
     paths = plots.by_gpu(studies, size, Path(out) / "figures" / "progression_by_gpu")
     index = Path(out) / "README.md"
-    index.write_text(pages.index_page(studies, size))
+    index.write_text(pages.index_page(studies, size, load_registry(check_files=False)))
     return paths + [index]
 
 
