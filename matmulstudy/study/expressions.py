@@ -5,7 +5,9 @@ registry entry cannot run code."""
 from __future__ import annotations
 
 import ast
+import functools
 import operator
+import threading
 
 from ..errors import StudyError
 
@@ -14,6 +16,16 @@ _OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, as
 _CALLS = {"min": min, "max": max}
 _COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
             ast.Gt: operator.gt, ast.GtE: operator.ge}
+# ast.parse from several threads at once can fail in CPython 3.11 ("SystemError: AST constructor recursion depth
+# mismatch", python/cpython gh-106905), and the builds run in threads (the tests', the sass snapshots'): one
+# parse at a time, each expression once.
+_PARSING = threading.Lock()
+
+
+@functools.lru_cache(maxsize=None)
+def _parse(text: str) -> ast.Expression:
+    with _PARSING:
+        return ast.parse(text, mode="eval")
 
 
 def _evaluate(expr, defines: dict, integer: bool, condition: bool):
@@ -44,7 +56,7 @@ def _evaluate(expr, defines: dict, integer: bool, condition: bool):
         raise StudyError(f"registry: '{expr}' is not an expression of the defines (allowed: {allowed})")
 
     try:
-        tree = ast.parse(str(expr), mode="eval")
+        tree = _parse(str(expr))
     except SyntaxError:
         raise StudyError(f"registry: '{expr}' is not an expression of the defines (allowed: {allowed})") from None
     return ev(tree)
