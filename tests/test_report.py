@@ -90,8 +90,8 @@ def test_the_readmes_chapter_table_has_a_cell_for_every_gpu_and_size_and_the_bes
 
 def test_a_study_numbered_before_the_course_was_renumbered_says_so_in_the_readme():
     """A committed study whose own registry numbers a step otherwise than the live one is named with a note, in
-    the README and on reports/README.md (its pages keep the numbers it had); one numbered as now has none. Tried on a committed study's registry
-    with one step's number changed."""
+    the README and on reports/README.md (its pages keep the numbers it had); one numbered as now has none.
+    Tried on a committed study's registry with one step's number changed."""
     import dataclasses
     from matmulstudy.report import readme
     registry = load_registry()

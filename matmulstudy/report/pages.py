@@ -11,8 +11,8 @@ from __future__ import annotations
 from .. import precisions
 from . import explain, headline
 from .committed import Study
-from .readme import renumbered
 from .figures import FIGURES
+from .readme import renumbered
 from .results import NOT_IN_ENERGY_PHASE, at_size, failures
 from .study_facts import counts, facts, harness_checks, limits, repo_link, taken_on, verification
 
