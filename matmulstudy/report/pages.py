@@ -252,8 +252,8 @@ def holds(st: Study) -> str:
     return f"steps {titles[0]} to {titles[-1]}; " + ", ".join(extras) if steps else ", ".join(extras)
 
 
-def index_page(studies: list[Study], size: int, registry=None) -> str:
-    """reports/README.md: every GPU's study, and the progression across them; with the live `registry`, which
+def index_page(studies: list[Study], size: int, registry) -> str:
+    """reports/README.md: every GPU's study, and the progression across them; by the live `registry`, which
     studies were measured before the steps took the numbers they have now (their tables keep the old ones)."""
     # a pair of columns per precision that any of the studies measured (its reference or a step)
     measured = [p for p in precisions.TABLE
@@ -266,7 +266,7 @@ def index_page(studies: list[Study], size: int, registry=None) -> str:
              "| --- | --- |" + " ---: | --- |" * len(measured) + " --- | --- |"]
     then = " Its steps keep the numbers of its commit: the course was renumbered since (the registry's `was:`)."
     what = ["", "What each holds:", ""] + [f"- [{st.label}/]({st.label}/README.md), {facts(st)['gpu']}: {holds(st)}."
-                                          + (then if registry is not None and renumbered(st, registry) else "")
+                                          + (then if renumbered(st, registry) else "")
                                           for st in studies]
     for st in studies:
         at = at_size(st.summary, size, verified=True)
