@@ -54,6 +54,59 @@ def bf16_bits(x: np.ndarray) -> np.ndarray:
     return (bits >> np.uint32(16)).astype(np.uint16)
 
 
+E4M3_MAX = 448.0        # e4m3's largest finite value (1.75 x 2^8; the OCP FP8 format's "fn" variant: no infinity)
+E4M3_SUBNORMAL = 2.0**-9   # its smallest step: below 2^-6 values are multiples of it (subnormal)
+
+
+def round_to_e4m3(x: np.ndarray) -> np.ndarray:
+    """float32 values rounded to the nearest e4m3 value (ties to even), as float32.
+
+    e4m3 keeps 3 explicit mantissa bits and exponents 2^-6 to 2^8; below 2^-6 its values are multiples of 2^-9
+    (subnormal), and |x| <= 2^-10 rounds to zero (the tie goes to the even zero). From 2^-6 up, as round_to_bf16
+    does with 20 bits cut instead of 16: add 0x7FFFF plus the lowest kept bit, then cut. Below, x * 512 rounded to
+    the nearest integer (ties to even) and scaled back, both exact. Values past e4m3's range (|x| > 448) raise:
+    the study's inputs lie in [-1, 1) and need no scale.
+    """
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    if x.size and not np.abs(x).max() <= E4M3_MAX:
+        raise ValueError(f"round_to_e4m3 takes values within e4m3's range (|x| <= {E4M3_MAX:g}); scale them first")
+    bits = x.view(np.uint32)
+    normal = (bits >> np.uint32(20)) & np.uint32(1)
+    normal += np.uint32(0x7FFFF)
+    normal += bits
+    normal &= np.uint32(0xFFF00000)
+    out = normal.view(np.float32)
+    small = np.abs(x) < np.float32(2.0**-6)
+    out[small] = np.rint(x[small] * np.float32(512)) / np.float32(512)
+    return out
+
+
+def e4m3_bits(x: np.ndarray) -> np.ndarray:
+    """The bytes an FP8 kernel reads (sign, 4 exponent bits of bias 7, 3 mantissa bits), of float32 values that
+    are e4m3 values already (round_to_e4m3's)."""
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    bits = x.view(np.uint32)
+    sign = ((bits >> np.uint32(24)) & np.uint32(0x80)).astype(np.uint8)
+    magnitude = np.abs(x)
+    exponent = ((bits >> np.uint32(23)) & np.uint32(0xFF)).astype(np.int32) - 127 + 7
+    normal = magnitude >= np.float32(2.0**-6)
+    code = np.where(normal, (np.clip(exponent, 1, 15) << 3) | ((bits >> np.uint32(20)) & np.uint32(7)).astype(np.int32),
+                    (magnitude * np.float32(512)).astype(np.int32))
+    if (normal & (bits & np.uint32(0xFFFFF)).astype(bool)).any() or (~normal & (code * E4M3_SUBNORMAL != magnitude)).any() \
+            or (magnitude > E4M3_MAX).any():
+        raise ValueError("e4m3_bits takes e4m3 values (round_to_e4m3): these have more bits or lie past its range")
+    return sign | code.astype(np.uint8)
+
+
+def e4m3_values(code: np.ndarray) -> np.ndarray:
+    """float32 values of e4m3 bytes (e4m3_bits inverted); the byte 0x7F or 0xFF (NaN) gives NaN."""
+    code = np.asarray(code, dtype=np.uint8).astype(np.int32)
+    exponent, mantissa = (code >> 3) & 0xF, code & 7
+    magnitude = np.where(exponent > 0, (8 + mantissa) * np.exp2(exponent - 10.0), mantissa * E4M3_SUBNORMAL)
+    magnitude = np.where((code & 0x7F) == 0x7F, np.nan, magnitude)
+    return np.where(code & 0x80, -magnitude, magnitude).astype(np.float32)
+
+
 def operands(a: np.ndarray, b: np.ndarray, precision: str) -> tuple[np.ndarray, np.ndarray]:
     """A and B as a variant of `precision` reads them: as given, or their 16-bit BF16 values (rounded)."""
     from .. import precisions
