@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -45,6 +46,16 @@ def build_harness(arch: str, out: Path, log) -> None:
     """The harness's blocking kernel (harness.cu), for the GPU at hand."""
     out.parent.mkdir(parents=True, exist_ok=True)
     run_build(["nvcc", "-cubin", f"-arch={arch}", "-O3", "-o", str(out), str(HARNESS_SOURCE)], log)
+
+
+def build_sm90_probe(source: Path, out: Path, arch: str, what: str) -> Path:
+    """A probe of matmulstudy/gpu/ (source) built into the folder `out` for an sm_90 GPU, as sm_90a as the steps
+    are; on another GPU (`arch`), StudyError naming the probe (`what`: "the feed probe ... (...)")."""
+    if arch != "sm_90":
+        raise StudyError(f"{what} needs an sm_90 GPU; this is {arch}")
+    cubin = out / (source.stem + ".cubin")
+    run_build(["nvcc", "-cubin", "-arch=sm_90a", "-O3", "-o", str(cubin), str(source)], io.StringIO())
+    return cubin
 
 
 _PTXAS = {

@@ -22,7 +22,6 @@ promoted to FP32 every 4 instructions or every one (docs/fp8.md).
 from __future__ import annotations
 
 import argparse
-import io
 import sys
 import tempfile
 from pathlib import Path
@@ -44,12 +43,8 @@ FIT_DOTS = 4096
 
 
 def build_probe(arch: str, out: Path) -> Path:
-    """accumulate.cu for an sm_90 GPU (wgmma; built for sm_90a as the steps are)."""
-    if arch != "sm_90":
-        raise StudyError(f"the FP8 accumulation probe needs an sm_90 GPU (an H100 or H200: wgmma); this is {arch}")
-    cubin = out / "accumulate.cubin"
-    build.run_build(["nvcc", "-cubin", "-arch=sm_90a", "-O3", "-o", str(cubin), str(SOURCE)], io.StringIO())
-    return cubin
+    """accumulate.cu for an sm_90 GPU (wgmma)."""
+    return build.build_sm90_probe(SOURCE, out, arch, "the FP8 accumulation probe (wgmma: an H100 or H200)")
 
 
 def designed(kind: str, problems: int, rows: int, rng: np.random.Generator):

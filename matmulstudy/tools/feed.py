@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import ctypes
-import io
 import itertools
 import sys
 import tempfile
@@ -61,12 +60,8 @@ def stages_for(boxes: int) -> int:
 
 
 def build_feed(arch: str, out: Path) -> Path:
-    """feed.cu for an sm_90 GPU (its copies and clusters are sm_90's; built for sm_90a as the steps are)."""
-    if arch != "sm_90":
-        raise StudyError(f"the feed probe needs an sm_90 GPU (an H100 or H200: TMA multicast); this is {arch}")
-    cubin = out / "feed.cubin"
-    build.run_build(["nvcc", "-cubin", "-arch=sm_90a", "-O3", "-o", str(cubin), str(SOURCE)], io.StringIO())
-    return cubin
+    """feed.cu for an sm_90 GPU (its copies and clusters are sm_90's)."""
+    return build.build_sm90_probe(SOURCE, out, arch, "the feed probe (TMA multicast: an H100 or H200)")
 
 
 class Feed:
