@@ -100,7 +100,8 @@ extern "C" __global__ void __launch_bounds__(128) fp8_wgmma_chain(const uint8_t*
         __syncthreads();
         wgmma_fence();
         asm volatile("{\n\t.reg .pred accumulate;\n\tsetp.ne.u32 accumulate, 1, 0;\n\t"
-                     "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3 {%0, %1, %2, %3}, %4, %5, accumulate, 1, 1;\n}"
+                     "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3 {%0, %1, %2, %3}, %4, %5, "
+                     "accumulate, 1, 1;\n}"
                      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                      : "l"(descriptor_sw128(a_s)), "l"(descriptor_sw128(b_s)));
         wgmma_commit();

@@ -90,10 +90,10 @@ def e4m3_bits(x: np.ndarray) -> np.ndarray:
     magnitude = np.abs(x)
     exponent = ((bits >> np.uint32(23)) & np.uint32(0xFF)).astype(np.int32) - 127 + 7
     normal = magnitude >= np.float32(2.0**-6)
-    code = np.where(normal, (np.clip(exponent, 1, 15) << 3) | ((bits >> np.uint32(20)) & np.uint32(7)).astype(np.int32),
-                    (magnitude * np.float32(512)).astype(np.int32))
-    if (normal & (bits & np.uint32(0xFFFFF)).astype(bool)).any() or (~normal & (code * E4M3_SUBNORMAL != magnitude)).any() \
-            or (magnitude > E4M3_MAX).any():
+    mantissa = ((bits >> np.uint32(20)) & np.uint32(7)).astype(np.int32)
+    code = np.where(normal, (np.clip(exponent, 1, 15) << 3) | mantissa, (magnitude * np.float32(512)).astype(np.int32))
+    more_bits = np.where(normal, (bits & np.uint32(0xFFFFF)) != 0, code * E4M3_SUBNORMAL != magnitude)
+    if more_bits.any() or (magnitude > E4M3_MAX).any():
         raise ValueError("e4m3_bits takes e4m3 values (round_to_e4m3): these have more bits or lie past its range")
     return sign | code.astype(np.uint8)
 

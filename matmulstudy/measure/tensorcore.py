@@ -94,7 +94,7 @@ def step(model: Model, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarra
         if model.c_aligned:
             top = np.maximum(top, _exponent(c))
         quantum = np.exp2(top - model.align)[:, None]
-        s = (np.trunc(terms / quantum) * quantum).sum(axis=1)   # exact: every term a multiple of one quantum
+        s = (np.trunc(terms / quantum) * quantum).sum(axis=1)   # exact (align up to ~40): multiples of one quantum
         s = _keep(s, model.bits, model.rounding)
         c = s if model.c_aligned else (c + s).astype(np.float32).astype(np.float64)
     return c
