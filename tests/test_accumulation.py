@@ -12,7 +12,7 @@ from matmulstudy.errors import StudyError
 from matmulstudy.measure import data, tensorcore
 from matmulstudy.tools import accumulation
 
-FINITE = np.array([x for x in range(256) if x & 0x7F != 0x7F], dtype=np.uint8)
+FINITE = data.E4M3_FINITE
 
 
 def test_every_finite_e4m3_byte_is_its_value_and_back():

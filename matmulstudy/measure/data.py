@@ -56,6 +56,7 @@ def bf16_bits(x: np.ndarray) -> np.ndarray:
 
 E4M3_MAX = 448.0        # e4m3's largest finite value (1.75 x 2^8; the OCP FP8 format's "fn" variant: no infinity)
 E4M3_SUBNORMAL = 2.0**-9   # its smallest step: below 2^-6 values are multiples of it (subnormal)
+E4M3_FINITE = np.array([x for x in range(256) if x & 0x7F != 0x7F], dtype=np.uint8)   # every code but the NaNs
 
 
 def round_to_e4m3(x: np.ndarray) -> np.ndarray:

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .data import round_to_e4m3
+
 
 @dataclass(frozen=True)
 class Model:
@@ -147,7 +149,6 @@ def errors(model: Model = HOPPER_FP8_WGMMA, ks=(1024, 4096, 8192), n: int = 2000
     """For each K and way of summing (`promoted`'s `every`): the errors of n dot products of the study's inputs
     rounded to e4m3 (uniform in [-1, 1)), in units of 2^-13 r (r the root-sum-square of the products): their
     mean, root-mean-square and largest magnitude. Rows of dicts."""
-    from .data import round_to_e4m3
     rng, rows = np.random.default_rng(seed), []
     for K in ks:
         a = round_to_e4m3(rng.random((n, K), dtype=np.float32) * 2 - 1).astype(np.float64)
