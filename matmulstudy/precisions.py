@@ -53,6 +53,34 @@ FP32 part):
   bound at its largest element at K = 8192 and 89 times at 1024 in that
   test; a sum kept in BF16 (each partial sum cut to 8 bits) is over 1,000
   times. Both are planted faults of the GPU tests.
+- FP8 fast-accum: each float32 input is rounded to nearest-even e4m3 (3
+  explicit mantissa bits, exponents 2^-6 to 2^8, multiples of 2^-9 below:
+  |x| <= 2^-10 becomes 0, about 0.1% of the study's uniform inputs) on the
+  host, and the kernels read the bytes; B is stored N x K (K-major: FP8
+  wgmma reads both operands so, and cuBLASLt's FP8 GEMM takes only the
+  "TN" layout). The reference is the float64 product of the rounded
+  inputs; a product of two e4m3 values has at most 8 significant bits and
+  is exact, so eps_in = 0. The sums are the tensor cores' alone, the way
+  cuBLASLt sums with CUBLASLT_MATMUL_DESC_FAST_ACCUM: measured bit for bit
+  on the H200 (matmulstudy/measure/tensorcore.py's HOPPER_FP8_WGMMA,
+  docs/fp8.md), each wgmma k32 aligns its 32 products and the accumulator
+  to the largest exponent among them and cuts them toward zero 13 bits
+  below it, then cuts the sum to 13 mantissa bits. Far coarser than FP32,
+  and one-sided: emulating it on the study's inputs (tensorcore.errors;
+  tests/test_accumulation.py), the error in units of 2^-13 r has rms 0.31,
+  3.8, 9.9 and 15.6 at K = 32, 1024, 4096 and 8192 (about 0.1 sqrt(K) +
+  K / 1200), largest 2.5, 38, 79 and 161 among 10^5, 2 * 10^4, 8,000 and
+  8,000 dot products. So eps_acc = 2^-14 and eps_bias = 2^-21 (bound (1):
+  24, 160, 384 and 618 of those units with tau = 8): the largest emulated
+  errors sit at 0.11 to 0.26 of the bound. Over all 8192^2 elements the
+  tail reaches further: on an H200 the largest error was 0.40, 0.59 and 0.64
+  of the bound at 2048, 4096 and 8192, the same for step 50 and cuBLASLt.
+  The planted faults it rejects: a result of the unrounded float32 inputs
+  (rms 270 units at every K: 94% of elements over the bound at K = 32, 2% at
+  8192), and sums kept in BF16 or e4m3 (rms 55 to 850 units for BF16: a
+  third to a half of the elements over it). The chapter that
+  promotes partial sums to FP32 (DeepGEMM's way, and cuBLASLt's without fast
+  accumulation) is another row, with a bound that does not grow with K.
 """
 
 from __future__ import annotations
@@ -73,10 +101,14 @@ class Cublas:
     math_name: str                  # the enumerator's name in cublas_api.h
     data_type: int | None = None    # cudaDataType of A and B for cublasGemmEx (None: cublasSgemm)
     data_name: str = ""             # its name in library_types.h
+    fast_accum: bool | None = None  # cuBLASLt's FP8 GEMM with CUBLASLT_MATMUL_DESC_FAST_ACCUM so (None: cuBLAS)
 
     @property
     def call(self) -> str:
         """As a caption names it."""
+        if self.fast_accum is not None:
+            return (f"cublasLtMatmul with {self.data_name} inputs (\"TN\": B stored N x K), CUBLAS_COMPUTE_32F, FP32 "
+                    f"output and CUBLASLT_MATMUL_DESC_FAST_ACCUM {int(self.fast_accum)}")
         if self.data_type is None:
             return f"cublasSgemm with {self.math_name}"
         return f"cublasGemmEx with {self.data_name} inputs, CUBLAS_COMPUTE_32F and FP32 output"
@@ -87,7 +119,7 @@ class Precision:
     id: str                 # as chapters and variants name it
     label: str              # as the report writes it
     unit: str               # what multiplies: "CUDA core" or "tensor core"
-    inputs: str             # the element type the kernels read: float32, or bfloat16 (16-bit values)
+    inputs: str             # the element type the kernels read: float32, bfloat16 (16-bit values), float8_e4m3 (bytes)
     rounding: str           # what happens to the inputs before they are multiplied
     eps_in: float           # bound (1): relative error of one product from its rounded inputs
     eps_acc: float          # bound (1): rounding of each FP32 addition
@@ -101,6 +133,9 @@ class Precision:
     cpu: bool = False       # whether a CPU variant may compute in it
     eps_bias: float = 0.0   # bound (1)'s term linear in K: a sum's error that does not average out
     held_to_fp32: bool = True   # whether its results are also held against FP32's bound (where they must fail)
+    sums: str = "in FP32"   # how its sums are kept, for a caption
+    b_transposed: bool = False   # B stored N x K (K-major) for its kernels and its reference, not K x N
+    page: str = ""          # its chapter page in docs/ (<id>.md unless given)
     sources: tuple = field(default_factory=tuple)   # where per_sm comes from
 
     @property
@@ -130,13 +165,13 @@ class Precision:
     def describe(self) -> str:
         """One sentence for a caption: what its steps compute, and against what."""
         return (f"{self.label}: float32 inputs rounded {self.rounding}, multiplied on the {self.unit}s, summed "
-                f"in FP32; its reference is cuBLAS, {self.cublas.call}.")
+                f"{self.sums}; its reference is cuBLAS, {self.cublas.call}.")
 
     @property
     def rounds_inputs(self) -> bool:
-        """Whether its inputs are rounded (to BF16) before its kernels read them: by the GPU reference
+        """Whether its inputs are rounded (to BF16 or e4m3) before its kernels read them: by the GPU reference
         (measure/devicecheck.py), or on the host (`rounded`) where no GPU reference is made."""
-        return self.inputs == "bfloat16"
+        return self.inputs != "float32"
 
     @property
     def operand_bytes(self) -> int:
@@ -146,11 +181,13 @@ class Precision:
 
     def rounded(self, a, b):
         """A and B as this precision's kernels multiply them and its reference is computed from: rounded
-        to BF16 (as float32 arrays holding BF16 values) where its kernels read BF16, else as given."""
+        to BF16 or e4m3 (as float32 arrays holding such values) where its kernels read those, else as given.
+        Both keep their K x N and M x K shapes (`b_transposed` is how the kernels store B, not what it is)."""
         if not self.rounds_inputs:
             return a, b
-        from .measure.data import round_to_bf16
-        return round_to_bf16(a), round_to_bf16(b)
+        from .measure import data
+        rounding = {"bfloat16": data.round_to_bf16, "float8_e4m3": data.round_to_e4m3}[self.inputs]
+        return rounding(a), rounding(b)
 
     def peak_facts(self, sm_count: int, compute_capability: tuple, sm_clock_khz: float) -> dict:
         """Its rate per SM on this architecture and the dense peak at that clock (None where the table does
@@ -164,14 +201,34 @@ class Precision:
         return self.peak_line.format(peak=gpu[self.peak_key], sms=gpu.get("sm_count"),
                                      per_sm=gpu.get(self.rate_key), mhz=gpu.get("max_sm_clock_mhz", 0))
 
+    @property
+    def doc(self) -> str:
+        """The file name of its chapter page in docs/."""
+        return self.page or f"{self.id}.md"
+
+    @property
+    def reference_name(self) -> str:
+        """'cuBLAS BF16', 'cuBLASLt FP8 fast-accum': its reference as a caption names it."""
+        return f"{'cuBLAS' if self.cublas.fast_accum is None else 'cuBLASLt'} {self.label}"
+
     def eps_in_text(self) -> str:
         """eps_in as the page writes it: 0, or a power of two (2⁻⁹)."""
-        if self.eps_in == 0:
-            return "0"
-        exponent = math.log2(self.eps_in)
-        if exponent != int(exponent):
-            return f"{self.eps_in:g}"
-        return "2" + str(int(exponent)).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
+        return power_text(self.eps_in)
+
+    def eps_bias_text(self) -> str:
+        """eps_bias as the page writes it: a fraction of FP32's epsilon (2⁻²³/16), or a power of two."""
+        parts = EPS32 / self.eps_bias if self.eps_bias else 0
+        return f"2⁻²³/{round(parts)}" if parts >= 1 and parts == round(parts) else power_text(self.eps_bias)
+
+
+def power_text(x: float) -> str:
+    """0, a power of two as the pages write it (2⁻⁹), or the number."""
+    if x == 0:
+        return "0"
+    exponent = math.log2(x)
+    if exponent != int(exponent):
+        return f"{x:g}"
+    return "2" + str(int(exponent)).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
 
 
 # FP32 lanes (FMA units) per SM by compute capability, from the CUDA C Programming Guide's table of
@@ -188,6 +245,10 @@ _TF32_FLOP = {(8, 0): 1024, (8, 6): 256, (8, 9): 256, (9, 0): 2048}
 # Dense BF16 tensor-core flop per clock per SM, from the same tables: A100 312 TFLOP/s = 108 x 2048 x 1410 MHz;
 # GA102 71 = 82 x 512 x 1695 MHz; AD102 165.2 = 128 x 512 x 2520 MHz; H100 SXM 989.4 = 132 x 4096 x 1830 MHz.
 _BF16_FLOP = {(8, 0): 2048, (8, 6): 512, (8, 9): 512, (9, 0): 4096}
+
+# Dense FP8 tensor-core flop per clock per SM (FP32 accumulation), from the same tables: H100 SXM 1978.9 TFLOP/s =
+# 132 x 8192 x 1830 MHz. Other architectures: not known here (no FP8 peak is drawn).
+_FP8_FLOP = {(9, 0): 8192}
 
 TABLE = (
     Precision(
@@ -213,6 +274,16 @@ TABLE = (
         peak_line="BF16 dense peak: {peak:,.0f} ({sms} SMs × {per_sm} flop/clock × {mhz:.0f} MHz)",
         roof="BF16 dense (tensor cores)", colour="#8b4513",
         sources=("NVIDIA A100, GA102, AD102 and H100 whitepapers, dense BF16 peaks",)),
+    Precision(
+        id="fp8_fast", label="FP8 fast-accum", unit="tensor core", inputs="float8_e4m3",
+        rounding="to e4m3 (3 explicit mantissa bits, nearest-even) on the host, stored as bytes, B as N x K",
+        sums="in the tensor cores alone (13 bits below the largest exponent, cut toward zero)",
+        eps_in=0.0, eps_acc=2.0**-14, eps_bias=2.0**-21, held_to_fp32=False, b_transposed=True, page="fp8.md",
+        cublas=Cublas(0, "CUBLAS_DEFAULT_MATH", data_type=28, data_name="CUDA_R_8F_E4M3", fast_accum=True),
+        rate="flop_per_clock", per_sm=_FP8_FLOP, flop_per_rate=1,
+        peak_line="FP8 dense peak: {peak:,.0f} ({sms} SMs × {per_sm} flop/clock × {mhz:.0f} MHz)",
+        roof="FP8 dense (tensor cores)", colour="#006400",
+        sources=("NVIDIA H100 whitepaper, dense FP8 peak",)),
     # a new precision: one more row above this line
 )
 

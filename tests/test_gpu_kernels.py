@@ -191,34 +191,70 @@ def test_the_gpu_rounds_bf16_inputs_to_the_hosts_bits(gpu_builds):
     assert (data.round_to_bf16(edges).view(np.uint32)[[0, 1, 5]] == [0x3F800000, 0x3F820000, 0x7F800000]).all()
 
 
-@pytest.mark.parametrize("fault", ["unrounded inputs", "sums kept in BF16"])
-def test_a_bf16_result_from_unrounded_inputs_or_bf16_sums_fails_its_check(registry, gpu_builds, fault):
-    """BF16's two planted faults, at every shape whose sums they change: cuBLAS FP32's result on the unrounded
-    inputs passed off as BF16's (what a kernel that skipped the rounding computes), and the BF16 reference
-    with every partial sum cut to BF16 (what one that kept its sums in BF16 computes; emulated here, on the
-    host, as the device cannot be made to do it). Both must fail BF16's check; the same check passes cuBLAS
-    BF16 (test_gpu_variant_matches_float64_reference)."""
+def test_the_gpu_rounds_e4m3_inputs_to_the_hosts_bits(gpu_builds):
+    """An FP8 reference rounds A and B on the GPU (harness.cu's round_e4m3): the float32 values it multiplies
+    and the bytes the kernels read (B's as N x K) are round_to_e4m3's and e4m3_bits', bit for bit, for seeded
+    inputs and the cases rounding can get wrong: ties to even between normal values and between subnormal
+    ones, a carry into the next exponent, the step from subnormal to normal (2^-6), what rounds to zero
+    (2^-10, a tie to the even zero) and what does not, signed zeros, negative values."""
+    from matmulstudy.gpu.session import GpuSession
+    from matmulstudy.measure.devicecheck import DeviceReference
+    a, b = problem(Shape(300, 301, 257), "float32")
+    edges = np.array([1 + 1 / 16, 1 + 3 / 16, -(1 + 1 / 16), 0.96875, 0.999, 1.5 * 2.0**-9, 2.5 * 2.0**-9,
+                      2.0**-10, 1.01 * 2.0**-10, -(2.0**-10), 2.0**-6 - 2.0**-12, 2.0**-6 - 2.0**-10, 0.0, -0.0,
+                      -0.3, 7.5 * 2.0**-9], dtype=np.float32)
+    a, b = a.copy(), b.copy()
+    a.reshape(-1)[:edges.size] = edges
+    b.reshape(-1)[-edges.size:] = edges
+    with GpuSession() as gpu, DeviceReference(gpu, gpu_builds["harness"], a, b, "fp8_fast") as reference:
+        for host, full, bits, transposed in ((a, reference.d_a, reference.operands[0], False),
+                                             (b, reference.d_b, reference.operands[1], True)):
+            rounded = data.round_to_e4m3(host)
+            assert np.array_equal(gpu.to_host(full, host.shape).view(np.uint32), rounded.view(np.uint32))
+            want = data.e4m3_bits(rounded)
+            got = gpu.to_host(bits, host.shape[::-1] if transposed else host.shape, np.uint8)
+            assert np.array_equal(got, want.T if transposed else want)
+    assert list(data.round_to_e4m3(edges[:7])) == [1.0, 1.25, -1.0, 1.0, 1.0, 2 * 2.0**-9, 2 * 2.0**-9]
+
+
+FAULTS = [("bf16", "unrounded inputs"), ("bf16", "sums kept in BF16"), ("fp8_fast", "unrounded inputs"),
+          ("fp8_fast", "sums kept in BF16"), ("fp8_fast", "sums kept in e4m3")]
+# the least margin each fault must reach: FP8's fast-accum bound grows with K as its sums' errors do, and at K =
+# 4097 lies at 384 units of 2^-13 r where the unrounded inputs' errors have an rms of 270 (precisions.py): 31
+# elements of them go over it by less than BF16's 2x
+LEAST_MARGIN = {"bf16": 2, "fp8_fast": 1.5}
+SUMS_CUT = {"sums kept in BF16": data.round_to_bf16,   # e4m3 saturated to its largest value, as cvt's .satfinite
+            "sums kept in e4m3": lambda x: data.round_to_e4m3(np.clip(x, -data.E4M3_MAX, data.E4M3_MAX))}
+
+
+@pytest.mark.parametrize("precision, fault", FAULTS)
+def test_a_result_from_unrounded_inputs_or_narrow_sums_fails_its_check(registry, gpu_builds, precision, fault):
+    """The narrow precisions' planted faults, at every shape whose sums they change: cuBLAS FP32's result on
+    the unrounded inputs passed off as the precision's (what a kernel that skipped the rounding computes), and
+    its reference with every partial sum cut to BF16 or e4m3 (what one that kept its sums so computes; emulated
+    here, on the host, as the device cannot be made to do it). Each must fail the precision's check; the same
+    check passes cuBLAS in that precision (test_gpu_variant_matches_float64_reference)."""
     from matmulstudy.gpu.cublas import Cublas
     from matmulstudy.gpu.session import GpuSession
     from matmulstudy.measure.devicecheck import DeviceReference
     for shape in [s for s in SHAPES if s.M * s.N <= 2**22]:
         a, b = problem(shape, "float32")
-        with GpuSession() as gpu, DeviceReference(gpu, gpu_builds["harness"], a, b, "bf16") as reference:
+        with GpuSession() as gpu, DeviceReference(gpu, gpu_builds["harness"], a, b, precision) as reference:
             if fault == "unrounded inputs":
                 d_a, d_b, d_c = gpu.to_device(a), gpu.to_device(b), gpu.empty(4 * shape.M * shape.N)
                 with Cublas("fp32") as blas:
                     blas.gemm(*shape, d_a, d_b, d_c)
                 gpu.synchronize()
-                check = reference.verify(d_c, CHECK.tolerance, "bf16")
+                check = reference.verify(d_c, CHECK.tolerance, precision)
             else:
-                ra, rb = (x.astype(np.float64) for x in precisions.get("bf16").rounded(a, b))
+                ra, rb = (x.astype(np.float64) for x in precisions.get(precision).rounded(a, b))
                 c = np.zeros((shape.M, shape.N), np.float32)
                 for k in range(shape.K):
-                    c = data.round_to_bf16((c + np.outer(ra[:, k], rb[k])).astype(np.float32))
+                    c = SUMS_CUT[fault]((c + np.outer(ra[:, k], rb[k])).astype(np.float32))
                 if np.array_equal(c, (ra @ rb).astype(np.float32)):
-                    continue   # every sum already a BF16 value: the fault changes nothing here
-                check = reference.verify_host(c, CHECK.tolerance, "bf16")
-        assert not check.ok and check.margin > 2, (shape.tag, check.describe())
+                    continue   # every sum already such a value: the fault changes nothing here
+                check = reference.verify_host(c, CHECK.tolerance, precision)
+        assert not check.ok and check.margin > LEAST_MARGIN[precision], (shape.tag, check.describe())
 
 
 def test_unwritten_output_is_caught_on_the_gpu(registry, gpu_builds):

@@ -40,6 +40,9 @@ def test_the_plan_runs_what_the_gpu_has_and_holds_back_the_rest_with_the_reason(
         elif v.needs == "sm_80":   # mma.sync with TF32 and BF16, cp.async, the references' tensor cores
             assert (v.id in run.skipped) != ampere, v.id
             assert ampere or run.skipped[v.id].startswith("needs sm_80 or newer"), v.id
+        elif v.needs == "sm_89":   # FP8 tensor cores (cuBLASLt's FP8 reference): Ada's and Hopper's
+            assert (v.id in run.skipped) != (arch == "sm_89"), v.id
+            assert arch == "sm_89" or run.skipped[v.id].startswith("needs sm_89 or newer"), v.id
         else:
             assert v.id not in run.skipped, v.id
     ran = set(run.settings.variants)

@@ -83,6 +83,9 @@ def test_the_readmes_chapter_table_has_a_cell_for_every_gpu_and_size_and_the_bes
             s = st.summary
             mine = s[(s.M == 4096) & (s.N == 4096) & (s.K == 4096) & s.verified
                      & s.variant.isin([v.id for v in registry.steps(chapter.id)])]
+            if mine.empty:   # a chapter the study did not measure (it came after it)
+                assert cell == readme.ABSENT
+                continue
             best = mine.loc[mine["frac_of_cublas"].idxmax()]
             assert cell == f"{best['frac_of_cublas']:.1%} ({registry[best['variant']].title.split()[0]})"
     assert lines[-1].startswith("| cuBLAS FP32 / TF32 / BF16, TFLOP/s |")
@@ -111,8 +114,8 @@ def test_the_readmes_gpu_table_follows_the_registrys_needs():
     from matmulstudy.report import readme
     lines = readme.gpu_table(load_registry())
     turing, hopper = (next(line for line in lines if f"({arch})" in line) for arch in ("sm_75", "sm_90"))
-    assert "| 1-8 | 9-17 | none | none | FP32 |" in turing
-    assert "| 1-8 | 9-23 | 24-36 | 37-49 | FP32, TF32, BF16 |" in hopper
+    assert "| 1-8 | 9-17 | none | none | none | FP32 |" in turing
+    assert "| 1-8 | 9-23 | 24-36 | 37-49 | 50 | FP32, TF32, BF16, FP8 fast-accum |" in hopper
 
 
 def test_an_svg_has_the_same_bytes_whatever_the_cpus_last_bit():

@@ -234,13 +234,15 @@ def test_a_chapters_variants_that_come_close_in_colour_differ_in_marker(registry
     import matplotlib.colors
     colours, marks = plots.palette(registry), plots.markers(registry)
     context = [v.title for v in registry.values() if not v.is_step]
+    pairs = 0
     for chapter in registry.chapters:
         shown = [v.title for v in registry.steps(chapter)] + context
         rgb = {t: np.array(matplotlib.colors.to_rgb(colours[t])) for t in shown}
         close = [(a, b) for i, a in enumerate(shown) for b in shown[i + 1:]
                  if np.abs(rgb[a] - rgb[b]).max() < 0.25]
-        assert close or chapter == "seeds"   # the test means something: the real registry has such pairs
+        pairs += len(close)
         assert all(marks[a] != marks[b] for a, b in close), [(a, b) for a, b in close if marks[a] == marks[b]]
+    assert pairs   # the test means something: the real registry has such pairs
 
 
 def test_the_page_sets_one_technique_in_several_precisions_side_by_side(tmp_path, registry):

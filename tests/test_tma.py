@@ -107,7 +107,7 @@ def test_bf16_maps_take_two_byte_elements_and_rows_of_a_multiple_of_8():
     assert sanitize.command("memcheck", "launch", "k.cubin", as_bf16, Shape(64, 64, 64), exe="cs")[-1] == "elem=2"
     assert not sanitize.command("memcheck", "launch", "k.cubin", step19, Shape(64, 64, 64), exe="cs")[-1].startswith("elem")
     source = (ROOT / "matmulstudy" / "gpu" / "launch.cu").read_text()
-    assert "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16" in source and "kK % per16 == 0 && kN % per16 == 0" in source
+    assert "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16" in source and "kK % per16 == 0 && (b_transposed || kN % per16 == 0)" in source
 
 
 def test_a_box_of_blocks_is_one_3d_map_where_the_columns_are_whole_blocks_as_the_kernel_decides():
@@ -306,7 +306,7 @@ def test_the_sanitizer_launches_a_bf16_step_with_its_copies_and_bf16_maps():
     assert cmd[-6:-2] == [str(v.dynamic_shared), "128x64", "64x64", "64x32"]
     assert cmd[cmd.index("131") + 3: cmd.index("131") + 5] == ["132", "1"]   # the persistent grid
     source = (ROOT / "matmulstudy" / "gpu" / "launch.cu").read_text()
-    assert 'name + "_16"' in source   # the launcher's copy kernel of 2-byte elements, as launch.py's copy_kernel
+    assert 'name + "_" + std::to_string(8 * elem)' in source   # its copy kernel of narrow elements, as copy_kernel's
 
 
 @pytest.mark.parametrize("vid", ["gpu_wgmma_bf16_persistent", "gpu_wgmma_bf16_aligned", "gpu_wgmma_bf16_grouped",

@@ -424,7 +424,8 @@ def test_a_gpu_without_a_steps_architecture_skips_that_step_and_runs_the_rest(tm
     needs = [v for v in registry.values() if v.unsupported(arch)]
     assert needs, f"no registry entry needs more than {arch}"
     if arch == "sm_80":
-        assert {v.needs for v in needs} == {"sm_90a"} and len(needs) >= 4 and registry["gpu_mma_tf32"] not in needs
+        assert {v.needs for v in needs} == {"sm_90a", "sm_89"} and len(needs) >= 4   # Hopper's and FP8's
+        assert registry["gpu_mma_tf32"] not in needs
     runs = {}
     for target in (arch, "sm_90"):
         proc = snakemake("-n", "--directory", str(tmp_path), "--configfile", str(ROOT / "config/config.yaml"),

@@ -1,7 +1,8 @@
-// The body of every TMA + wgmma kernel, TF32 and BF16: CUTLASS SM90's three
+// The body of every TMA + wgmma kernel, TF32, BF16 and FP8: CUTLASS SM90's three
 // roles composed as types, so that a step's file names its parts and the
 // change from the step before is a changed type.
-//   Mainloop  (mainloop_tf32.cuh, mainloop_bf16.cuh): the ring's stage layout,
+//   Mainloop  (mainloop_tf32.cuh; mainloop_smem.cuh with mainloop_bf16.cuh or
+//             mainloop_fp8.cuh's operands): the ring's stage layout,
 //             the producer's loads into it (producer.cuh) and the consumers'
 //             wgmma on it. What a precision is, is a mainloop.
 //   Scheduler (scheduler.cuh): which tile a block computes next (one tile a

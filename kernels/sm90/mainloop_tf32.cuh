@@ -43,7 +43,7 @@ struct Tf32Mainloop {
     static constexpr int BOX_COLUMNS = 32, BOXES_A_COPY = BBlocks;   // a box of B: 32 FP32 columns (128 bytes)
     static constexpr int A_BYTES = BM * BK * 4, B_BOX_BYTES = BK * 32 * 4;
     static constexpr int STAGE_BYTES = A_BYTES + (BN / 32) * B_BOX_BYTES;
-    static constexpr bool OWN_LOADS = OwnLoads;
+    static constexpr bool OWN_LOADS = OwnLoads, B_K_MAJOR = false;   // B as the study stores it, K x N
     // setmaxnreg moves registers between the warpgroups within what the block was launched with (the kernel's
     // cap, 65,536 / THREADS rounded down to 8, times THREADS): the producer's loops fit in 72 (its own loads
     // spill in fewer), and the consumers take the rest.

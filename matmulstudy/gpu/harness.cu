@@ -72,6 +72,34 @@ extern "C" __global__ void round_bf16(unsigned* x, unsigned short* bits, unsigne
     }
 }
 
+// FP8 inputs (matmulstudy/precisions.py's fp8 rows): each float32 of x (rows x cols) rounded in place to the
+// nearest e4m3 value, ties to even, and its byte (sign, 4 exponent bits of bias 7, 3 mantissa bits: what a
+// kernel reads) into bits, at the same place or, `transpose`, at (col, row) of a cols x rows matrix (FP8's B,
+// stored N x K). The same steps as matmulstudy/measure/data.py's round_to_e4m3 and e4m3_bits: from 2^-6 up,
+// 20 bits cut as round_bf16 cuts 16; below, x * 512 rounded to the nearest integer (rintf: ties to even), the
+// subnormal's code. The study's inputs lie in [-1, 1), far inside e4m3's range (448).
+extern "C" __global__ void round_e4m3(float* x, unsigned char* bits, unsigned long long rows, unsigned long long cols,
+                                      int transpose)
+{
+    const unsigned long long n = rows * cols;
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        const unsigned v = __float_as_uint(x[i]), sign = (v >> 24) & 0x80u;
+        unsigned code;
+        if (fabsf(x[i]) < 0x1p-6f) {
+            const float q = rintf(x[i] * 512.0f);
+            x[i] = q / 512.0f;
+            code = sign | (unsigned)fabsf(q);
+        } else {
+            const unsigned rounded = (v + 0x7FFFFu + ((v >> 20) & 1u)) & 0xFFF00000u;
+            x[i] = __uint_as_float(rounded);
+            code = sign | (((rounded >> 23) & 0xFFu) - 127u + 7u) << 3 | ((rounded >> 20) & 7u);
+        }
+        const unsigned long long at = transpose ? i % cols * rows + i / cols : i;
+        bits[at] = (unsigned char)code;
+    }
+}
+
 // dst = (double)src (float32 or int32 elements), squared when `square`.
 extern "C" __global__ void widen(const void* src, int is_int, double* dst, unsigned long long n, int square)
 {

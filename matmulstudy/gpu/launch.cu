@@ -21,6 +21,10 @@
 // their maps are of BF16 (cuda.h's CU_TENSOR_MAP_DATA_TYPE_BFLOAT16) with
 // rows of K (N) two-byte elements, usable where K and N are multiples of 8
 // (matmulstudy/gpu/tma.py's rule); C stays float32.
+// elem=1 (an FP8 variant): A and B are bytes (maps of UINT8), and B is
+// stored N x K, K-major (the one layout of FP8's wgmma and of cuBLASLt's
+// FP8 GEMM): both have rows of K bytes, usable where K is a multiple of 16;
+// padded, B is copied into Np x Kp, N rounded up to C's 4.
 // A small native program rather than Python: compute-sanitizer starts it in
 // well under a second, so every tool can run on every variant and shape. It
 // calls the kernel exactly as the study does, (M, N, K, A, B, C) with A, B
@@ -51,7 +55,7 @@ static int fail(cudaError_t err, const char* what)
         if (err_ != cudaSuccess) return fail(err_, #call); \
     } while (0)
 
-// A row-major rows x cols matrix of `elem`-byte elements (4: float32, 2: BF16) at `base`, boxes of box_rows x
+// A row-major rows x cols matrix of `elem`-byte elements (4: float32, 2: BF16, 1: FP8) at `base`, boxes of box_rows x
 // box_cols, or of `blocks` such boxes side by side (a 3-D map: a block's columns, rows, blocks) where cols is a
 // multiple of box_cols; false if the driver refuses.
 static bool encode(CUtensorMap* map, const void* base, int rows, int cols, const unsigned (&b)[3], int elem = 4)
@@ -67,7 +71,9 @@ static bool encode(CUtensorMap* map, const void* base, int rows, int cols, const
     const cuuint64_t dims[3] = {blocked ? box_cols : (cuuint64_t)cols, (cuuint64_t)rows, blocked ? cols / box_cols : 1};
     const cuuint64_t strides[2] = {(cuuint64_t)cols * elem, (cuuint64_t)box_cols * elem};
     const cuuint32_t box[3] = {box_cols, box_rows, blocked ? blocks : 1}, steps[3] = {1, 1, 1};
-    const CUtensorMapDataType type = elem == 2 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    const CUtensorMapDataType type = elem == 1   ? CU_TENSOR_MAP_DATA_TYPE_UINT8
+                                     : elem == 2 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
     return fn(map, type, blocked ? 3 : 2, const_cast<void*>(base), dims, strides, box, steps,
               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
@@ -93,10 +99,11 @@ int main(int argc, char** argv)
         else
             elem = std::atoi(argv[--argc] + 5);
     }
-    if (elem != 4 && elem != 2) {
-        std::fprintf(stderr, "launch: elem= is 4 or 2\n");
+    if (elem != 4 && elem != 2 && elem != 1) {
+        std::fprintf(stderr, "launch: elem= is 4, 2 or 1\n");
         return 2;
     }
+    const bool b_transposed = elem == 1;   // FP8: B stored N x K
     if (argc != 10 && argc != 11 && argc != 13 && argc != 14) {
         std::fprintf(stderr, "usage: launch CUBIN KERNEL M N K GRID_X GRID_Y BLOCK_X BLOCK_Y "
                              "[SHARED [A_BOX B_BOX [C_BOX]]] [pad=COPY_KERNEL] [elem=BYTES]\n");
@@ -139,11 +146,12 @@ int main(int argc, char** argv)
     // The problem the kernel multiplies, and its operands: the study's, or the padded copies (launch.py's rule;
     // cudaMalloc's addresses are on 256 bytes, so only K and N decide).
     const int per16 = 16 / elem;   // elements of A and B in 16 bytes: rows start on 16 bytes where K, N are multiples
-    const int Kp = (K + per16 - 1) / per16 * per16, Np = (N + per16 - 1) / per16 * per16;
+    const int n16 = b_transposed ? 4 : per16;   // N's multiple: C's float32 rows, or B's too
+    const int Kp = (K + per16 - 1) / per16 * per16, Np = (N + n16 - 1) / n16 * n16;
     const bool pad_a = pad_name && Kp != K, pad_b = pad_name && (Kp != K || Np != N), pad_c = pad_name && Np != N;
     cudaKernel_t pad = nullptr, pad_operands = nullptr;   // C's copy (4-byte elements), and A's and B's
     if (pad_name) {
-        const std::string name = pad_name, operands = elem == 4 ? name : name + "_16";   // launch.py's copy_kernel
+        const std::string name = pad_name, operands = elem == 4 ? name : name + "_" + std::to_string(8 * elem);   // launch.py's copy_kernel
         CHECK(cudaLibraryGetKernel(&pad, library, name.c_str()));
         CHECK(cudaLibraryGetKernel(&pad_operands, library, operands.c_str()));
     }
@@ -155,7 +163,8 @@ int main(int argc, char** argv)
     }
     if (pad_b) {
         CHECK(cudaMalloc(&kb, (size_t)Kp * Np * elem));
-        CHECK(copy(pad_operands, b, K, N, N, kb, Kp, Np, Np));
+        CHECK(b_transposed ? copy(pad_operands, b, N, K, K, kb, Np, Kp, Kp)
+                           : copy(pad_operands, b, K, N, N, kb, Kp, Np, Np));
     }
     if (pad_c) {   // zeroed once, as launch.py does: initcheck does not see the copy engine's stores into it
         CHECK(cudaMalloc(&kc, (size_t)M * Np * sizeof(float)));
@@ -163,8 +172,11 @@ int main(int argc, char** argv)
     }
     CUtensorMap maps[3];
     std::memset(maps, 0, sizeof maps);
-    const bool loads = nmaps >= 2 && kK % per16 == 0 && kN % per16 == 0, store = nmaps == 3 && kN % 4 == 0;
-    if ((loads && !(encode(&maps[0], ka, M, kK, boxes[0], elem) && encode(&maps[1], kb, kK, kN, boxes[1], elem))) ||
+    const bool loads = nmaps >= 2 && kK % per16 == 0 && (b_transposed || kN % per16 == 0),
+               store = nmaps == 3 && kN % 4 == 0;
+    const bool b_map = !loads || (b_transposed ? encode(&maps[1], kb, kN, kK, boxes[1], elem)
+                                                : encode(&maps[1], kb, kK, kN, boxes[1], elem));
+    if ((loads && !(encode(&maps[0], ka, M, kK, boxes[0], elem) && b_map)) ||
         (store && !encode(&maps[2], kc, M, kN, boxes[2]))) {
         std::fprintf(stderr, "launch: cuTensorMapEncodeTiled refused a map\n");
         return 1;

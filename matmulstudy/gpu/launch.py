@@ -53,7 +53,7 @@ def _kernel_launcher(gpu, cubin_path, variant, M: int, N: int, K: int, d_a, d_b,
         if variant.grid_expr and variant.cluster != (1, 1):   # a block a multiprocessor fits without clusters
             grid = resident_grid(variant, grid, kernel.max_active_clusters(grid, block))
         maps = tma.map_arguments(variant.tensor_maps, M, N, K, {"A": int(d_a), "B": int(d_b), "C": int(d_c)},
-                                 variant.operand_element)
+                                 variant.operand_element, variant.b_transposed)
         return kernel.launcher(grid, block, M, N, K, int(d_a), int(d_b), int(d_c), maps)
     func = gpu.load_function(cubin_path, name, "iiiPPPI" if variant.launch_number else "iiiPPP")
     if shared > DEFAULT_SHARED_LIMIT:
@@ -88,8 +88,9 @@ def copy_grid(rows: int, cols: int) -> tuple[int, int, int]:
 
 def copy_kernel(name: str, element_bytes: int) -> str:
     """The copy kernel of `align_rows` family `name` for elements of this size (kernels/common/pad_copy.cuh):
-    the name itself for 4-byte elements (FP32 operands, and every C), the name with _16 for BF16's 2-byte ones."""
-    return name if element_bytes == 4 else f"{name}_16"
+    the name itself for 4-byte elements (FP32 operands, and every C), the name with _16 for BF16's 2-byte ones,
+    with _8 for FP8's bytes."""
+    return name if element_bytes == 4 else f"{name}_{8 * element_bytes}"
 
 
 class Padding:
@@ -97,7 +98,8 @@ class Padding:
     Np, Kp = N and K rounded up to whole 16 bytes of the operands' elements (the variant's launch_shape), A
     into M x Kp (where K is not such a multiple or A's address not on 16 bytes), B into Kp x Np (where K or N
     is not, or B's address), C computed into M x Np and copied back (where N is not, or C's address); the added
-    rows and columns zero. The kernel then multiplies the (M, Np, Kp) problem, which the copy engine
+    rows and columns zero. Where B is stored N x K (FP8), it is copied into Np x Kp instead, where K or N is
+    not such a multiple. The kernel then multiplies the (M, Np, Kp) problem, which the copy engine
     describes."""
 
     def __init__(self, variant, M: int, N: int, K: int, a: int, b: int, c: int):
@@ -114,7 +116,7 @@ class Padding:
 
     def workspace_bytes(self) -> dict:
         """{matrix: bytes} of the workspace each copied matrix takes (C is FP32 in every chapter)."""
-        sizes = {"A": self.operand_bytes * self.M * self.Kp, "B": self.operand_bytes * self.Kp * self.Np,
+        sizes = {"A": self.operand_bytes * self.M * self.Kp, "B": self.operand_bytes * self.Np * self.Kp,
                  "C": 4 * self.M * self.Np}
         return {name: sizes[name] for name, copied in zip("ABC", (self.a, self.b, self.c)) if copied}
 
@@ -142,7 +144,9 @@ class Padding:
         steps = []
         if self.a:
             steps.append(lambda: copy.prepared_call(copy_grid(M, Kp), block, d_a, M, K, K, a, M, Kp, Kp))
-        if self.b:
+        if self.b and variant.b_transposed:
+            steps.append(lambda: copy.prepared_call(copy_grid(Np, Kp), block, d_b, N, K, K, b, Np, Kp, Kp))
+        elif self.b:
             steps.append(lambda: copy.prepared_call(copy_grid(Kp, Np), block, d_b, K, N, N, b, Kp, Np, Np))
         steps.append(multiply)
         if self.c:

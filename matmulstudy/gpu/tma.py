@@ -6,7 +6,7 @@ after the study's (M, N, K, A, B, C), one CUtensorMap per matrix, by value
 (`const __grid_constant__ CUtensorMap`): 128 bytes made on the host by the
 driver's cuTensorMapEncodeTiled, which describe the row-major matrix in
 global memory (A and B of the element type its precision's kernels read,
-float32 or BF16; C float32) and the box (rows x cols elements) one copy
+float32, BF16 or e4m3 bytes; C float32; FP8's B is N x K) and the box (rows x cols elements) one copy
 brings into shared memory, with the 128-byte swizzle.
 PyCUDA does not wrap that function; it is called here in the driver itself
 (libcuda, through ctypes), as the CUDA programming guide's TMA section does
@@ -65,7 +65,8 @@ class Element:
 
 
 FLOAT32, BFLOAT16 = Element("float32", 4, 7), Element("bfloat16", 2, 9)
-ELEMENTS = {e.name: e for e in (FLOAT32, BFLOAT16)}
+FLOAT8_E4M3 = Element("float8_e4m3", 1, 0)   # bytes to the copy engine (CU_TENSOR_MAP_DATA_TYPE_UINT8)
+ELEMENTS = {e.name: e for e in (FLOAT32, BFLOAT16, FLOAT8_E4M3)}
 
 # cuda.h's enumerators (CUDA 12 and 13)
 _INTERLEAVE_NONE, _SWIZZLE_128B, _L2_PROMOTION_256B, _OOB_FILL_ZEROS = 0, 3, 3, 0
@@ -110,13 +111,15 @@ def usable(rows: int, cols: int, address: int, elem: Element = FLOAT32) -> bool:
     return cols * elem.bytes % 16 == 0 and address % 16 == 0 and rows <= 2**32 and cols <= 2**32
 
 
-def plan(boxes: dict, M: int, N: int, K: int, addresses: dict, operands: Element = FLOAT32) -> dict:
-    """The maps of A (M x K), B (K x N) and C (M x N) named in boxes {matrix: (rows, cols)}, at device
-    addresses {matrix: address}: a MapPlan each, or None where the kernel goes without it. A and B are of
-    `operands` elements, C float32. A and B come together or not at all (the kernel's producer uses both or
-    neither): both need their rows on 16 bytes (K and N multiples of 4 in float32, of 8 in BF16, 16-byte
-    aligned); C needs N % 4 == 0 and a 16-byte-aligned C."""
-    shapes = {"A": (M, K), "B": (K, N), "C": (M, N)}
+def plan(boxes: dict, M: int, N: int, K: int, addresses: dict, operands: Element = FLOAT32,
+         b_transposed: bool = False) -> dict:
+    """The maps of A (M x K), B (K x N, or N x K where `b_transposed`: FP8's) and C (M x N) named in boxes
+    {matrix: (rows, cols)}, at device addresses {matrix: address}: a MapPlan each, or None where the kernel goes
+    without it. A and B are of `operands` elements, C float32. A and B come together or not at all (the kernel's
+    producer uses both or neither): both need their rows on 16 bytes (K and N multiples of 4 in float32, of 8
+    in BF16; K of 16 in FP8, whose rows are all K long; 16-byte aligned); C needs N % 4 == 0 and a
+    16-byte-aligned C."""
+    shapes = {"A": (M, K), "B": (N, K) if b_transposed else (K, N), "C": (M, N)}
     elems = {"A": operands, "B": operands, "C": FLOAT32}
     ok = {name: usable(*shapes[name], addresses[name], elems[name]) for name in boxes}
     loads = ok["A"] and ok["B"]
@@ -171,11 +174,12 @@ def encode(p: MapPlan, address: int) -> bytes:
     return bytes(out[start:start + MAP_BYTES])
 
 
-def map_arguments(boxes: dict, M: int, N: int, K: int, addresses: dict, operands: Element = FLOAT32) -> list[bytes]:
+def map_arguments(boxes: dict, M: int, N: int, K: int, addresses: dict, operands: Element = FLOAT32,
+                  b_transposed: bool = False) -> list[bytes]:
     """The kernel's map arguments, in the order of `boxes` (A, B[, C]): encoded, or zeros where the kernel
     is to go without that map."""
     return [bytes(MAP_BYTES) if p is None else encode(p, addresses[name])
-            for name, p in plan(boxes, M, N, K, addresses, operands).items()]
+            for name, p in plan(boxes, M, N, K, addresses, operands, b_transposed).items()]
 
 
 class _LaunchConfig(ctypes.Structure):

@@ -109,12 +109,15 @@ def e4m3_values(code: np.ndarray) -> np.ndarray:
 
 
 def operands(a: np.ndarray, b: np.ndarray, precision: str) -> tuple[np.ndarray, np.ndarray]:
-    """A and B as a variant of `precision` reads them: as given, or their 16-bit BF16 values (rounded)."""
+    """A and B as a variant of `precision` reads them: as given, their 16-bit BF16 values, or their e4m3 bytes
+    (rounded; B's as N x K where the precision stores it so)."""
     from .. import precisions
     p = precisions.get(precision)
     if not p.rounds_inputs or a.dtype != np.float32:
         return a, b
-    return tuple(bf16_bits(x) for x in p.rounded(a, b))
+    bits = {"bfloat16": bf16_bits, "float8_e4m3": e4m3_bits}[p.inputs]
+    ra, rb = p.rounded(a, b)
+    return bits(ra), np.ascontiguousarray(bits(rb).T) if p.b_transposed else bits(rb)
 
 
 def save_inputs(shape: Shape, seed: int, a_path: Path, b_path: Path, dtype: str = "float32") -> None:

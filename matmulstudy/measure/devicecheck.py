@@ -54,12 +54,13 @@ class DeviceReference:
     """R and r of one shape on the GPU, and the element-wise check of results against them.
 
     `precision`: the precision of the variants it checks. Where its kernels read
-    BF16, A and B are rounded to BF16 first, on the GPU (harness.cu's
-    round_bf16: the bits of precisions.Precision.rounded), so that R is the
-    product of the inputs as those kernels read them.
+    BF16 or e4m3, A and B are rounded so first, on the GPU (harness.cu's
+    round_bf16 and round_e4m3: the bits of precisions.Precision.rounded), so
+    that R is the product of the inputs as those kernels read them.
     `d_a`, `d_b` are the inputs (so rounded, float32 or int32) on the device;
     `operands` the same as a variant of the precision reads them (d_a and d_b,
-    or their 16-bit BF16 values): a GPU variant is launched on these very buffers.
+    or their 16-bit BF16 values, or their e4m3 bytes, B's as N x K where the
+    precision stores it so): a GPU variant is launched on these very buffers.
     """
 
     def __init__(self, gpu, harness, a: np.ndarray, b: np.ndarray, precision: str = precisions.BASE.id):
@@ -73,9 +74,10 @@ class DeviceReference:
         need = reference_bytes(self.shape) + 4 * (M * K + K * N + M * N)
         narrow = self.precision.rounds_inputs
         if narrow and a.dtype != np.float32:
-            raise StudyError(f"shape {self.shape.tag}: {self.precision.label} rounds float32 inputs to BF16; "
-                             f"these are {a.dtype} (run its variants with dtype float32)")
-        need += 2 * (M * K + K * N) * narrow
+            raise StudyError(f"shape {self.shape.tag}: {self.precision.label} rounds float32 inputs to "
+                             f"{self.precision.inputs}; these are {a.dtype} (run its variants with dtype float32)")
+        width = self.precision.operand_bytes if narrow else 0
+        need += width * (M * K + K * N)
         if need + HEADROOM > free:
             raise StudyError(
                 f"shape {self.shape.tag}: checking every element needs {need / 2**30:.1f} GiB of GPU memory "
@@ -87,11 +89,19 @@ class DeviceReference:
         self._check_result = gpu.load_function(harness, "check_result", "PiPPddQIP")
         self.d_a, self.d_b = gpu.to_device(a), gpu.to_device(b)
         self.operands = self.d_a, self.d_b
-        if narrow:   # d_a and d_b rounded in place, their 16-bit values beside them: what the kernels read
-            self.operands = gpu.empty(2 * M * K), gpu.empty(2 * K * N)
-            rounding = gpu.load_function(harness, "round_bf16", "PPQ")
-            for full, bits, count in ((self.d_a, self.operands[0], M * K), (self.d_b, self.operands[1], K * N)):
-                rounding.prepared_call(_grid(count), (THREADS, 1, 1), full, bits, np.uint64(count))
+        if narrow:   # d_a and d_b rounded in place, their narrow values beside them: what the kernels read
+            self.operands = gpu.empty(width * M * K), gpu.empty(width * K * N)
+            if width == 2:
+                rounding = gpu.load_function(harness, "round_bf16", "PPQ")
+                for full, bits, count in ((self.d_a, self.operands[0], M * K), (self.d_b, self.operands[1], K * N)):
+                    rounding.prepared_call(_grid(count), (THREADS, 1, 1), full, bits, np.uint64(count))
+            else:
+                rounding = gpu.load_function(harness, "round_e4m3", "PPQQi")
+                for full, bits, rows, cols, transpose in ((self.d_a, self.operands[0], M, K, False),
+                                                          (self.d_b, self.operands[1], K, N,
+                                                           self.precision.b_transposed)):
+                    rounding.prepared_call(_grid(rows * cols), (THREADS, 1, 1), full, bits, np.uint64(rows),
+                                           np.uint64(cols), int(transpose))
         a64, b64 = gpu.empty(8 * M * K), gpu.empty(8 * K * N)
         self.d_ref, self.d_scale = gpu.empty(8 * M * N), gpu.empty(8 * M * N)
         self._counters = gpu.empty(4 * 8)
@@ -144,8 +154,8 @@ class DeviceReference:
 
 class References:
     """The DeviceReferences of one shape's inputs, one for each way a precision takes them (as given, where it
-    rounds them in the kernel or not at all; rounded to BF16 first), each made when a variant of such a
-    precision is first checked."""
+    rounds them in the kernel or not at all; rounded to BF16 or to e4m3 first), each made when a variant of such
+    a precision is first checked."""
 
     def __init__(self, gpu, harness, a: np.ndarray, b: np.ndarray):
         self.gpu, self.harness, self.a, self.b = gpu, harness, a, b

@@ -186,7 +186,7 @@ def markdown(table: pd.DataFrame, gpu_name: str, size: int, level: int = 1,
     text_cols = ["sanitizer"] if "sanitizer" in table else []
     head = ["step", "GFLOP/s", "speedup"] + [facts[c][0] for c in cols] + ["compute-sanitizer"] * len(text_cols)
     what = (p.inputs if p.is_base else
-            f"the {p.unit}s' chapter, {p.inputs} in and {p.label} arithmetic (against cuBLAS {p.label}, never "
+            f"the {p.unit}s' chapter, {p.inputs} in and {p.label} arithmetic (against {p.reference_name}, never "
             f"cuBLAS {base.label})")
     energy = " The last columns: the step run back to back at the power cap (NVML)." if set(ENERGY) & set(cols) else ""
     lines = [f"{'#' * level} Optimisation progression at {size}×{size}×{size}, {what}, on {gpu_name}", "",

@@ -44,7 +44,7 @@ class Figure:
 def _chapter_progression(p: precisions.Precision) -> Figure:
     """The progression of the chapters that compute in precision p, against cuBLAS in p."""
     return Figure(f"progression_{p.id}", "chapter_progression", "1. Progression", "progression_precision.rst",
-                  f"the {p.adjective} chapter ({p.label} arithmetic) at the reference size, with cuBLAS {p.label}",
+                  f"the {p.adjective} chapter ({p.label} arithmetic) at the reference size, with {p.reference_name}",
                   (p.id,))
 
 

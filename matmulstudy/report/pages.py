@@ -258,7 +258,7 @@ def index_page(studies: list[Study], size: int, registry) -> str:
     # a pair of columns per precision that any of the studies measured (its reference or a step)
     measured = [p for p in precisions.TABLE
                 if any(v.precision == p.id and v.is_gpu for st in studies for v in st.registry.values())]
-    head = ["GPU", "folder"] + [text for p in measured for text in (f"cuBLAS {p.label}", f"best {p.label} step")]
+    head = ["GPU", "folder"] + [text for p in measured for text in (f"{p.reference_name}", f"best {p.label} step")]
     lines = ["# The study on each GPU", "",
              f"![the progression on each GPU at {size}](figures/progression_by_gpu.png)", "",
              f"At {size}×{size}×{size}; each step's fraction is of the same GPU's cuBLAS in the step's precision.", "",

@@ -122,7 +122,7 @@ def chapter_table(studies: list[Study], sizes: tuple, registry) -> list[str]:
             best = mine.loc[mine["frac_of_cublas"].idxmax()] if len(mine) else None
             cells.append(ABSENT if best is None else
                          f"{best['frac_of_cublas']:.1%} ({registry[best['variant']].number})")
-        page = ROOT / "docs" / f"{chapter.precision}.md"
+        page = ROOT / "docs" / precisions.get(chapter.precision).doc
         name = (f"[{chapter.title}](docs/{page.name}{chapter_anchor(chapter.id, steps)})" if page.exists()
                 else chapter.title)
         lines.append(f"| {name}, {precisions.get(chapter.precision).label} | {numbers_of(steps)} | "

@@ -287,12 +287,15 @@ def verification(study: Study) -> list[str]:
         tau, base = study.config.get("tolerance", "τ"), precisions.BASE
         eps_in = ", ".join(f"{p.eps_in_text()} for {p.label}" for p in precisions.TABLE)
         biased = [p for p in precisions.TABLE if p.eps_bias]
-        bias = "".join(f"; ε_bias = 2⁻²³/{round(precisions.EPS32 / p.eps_bias)} for {p.label}, whose tensor-core "
-                       "sums are cut toward zero, over the product of its inputs rounded as its kernels read them"
-                       for p in biased)
+        bias = "".join(f"; ε_bias = {p.eps_bias_text()} for {p.label}, whose tensor-core sums are cut toward "
+                       "zero, over the product of its inputs rounded as its kernels read them" for p in biased)
+        coarse = [p for p in precisions.TABLE if p.eps_acc != precisions.EPS32]
+        acc = "".join(f"; ε_acc = {precisions.power_text(p.eps_acc)} for {p.label}, summed {p.sums}"
+                      for p in coarse)
         held = " or ".join(p.label for p in precisions.others() if p.held_to_fp32)
         lines += [f"Every element of every result against a float64 reference, with |C − R| ≤ {tau} · (ε_in + "
-                  f"2⁻²³·√K{' + ε_bias·K' if biased else ''}) · r, r = √((A∘A)(B∘B)) (ε_in = {eps_in}{bias}; "
+                  f"{'ε_acc' if coarse else '2⁻²³'}·√K{' + ε_bias·K' if biased else ''}) · r, r = √((A∘A)(B∘B)) "
+                  f"(ε_in = {eps_in}{'; ε_acc = 2⁻²³ for FP32 sums' if coarse else ''}{acc}{bias}; "
                   f"derived in {repo_link(study, 'matmulstudy/measure/verify.py')}). The margin is the largest error "
                   f"over that bound, per measurement: at most 1 passes; the bound is set so that a correct "
                   f"{base.label} result stays at or below 0.5. A {held} variant is also measured against "

@@ -155,6 +155,12 @@ class Variant:
         return tma.element(precisions.get(self.precision).inputs)
 
     @property
+    def b_transposed(self) -> bool:
+        """Whether its kernels read B stored N x K (K-major: FP8's), not K x N (its precision's `b_transposed`)."""
+        from .. import precisions
+        return precisions.get(self.precision).b_transposed
+
+    @property
     def flop_per_byte(self) -> float | None:
         """The seed's compute-to-memory ratio of this step (None if not given)."""
         return None if self.ratio_expr is None else float(eval_expr(self.ratio_expr, self.defines, integer=False))
@@ -163,11 +169,12 @@ class Variant:
         """The problem its kernel is launched on: (M, N, K), or for a variant with `align_rows`, (M, Np, Kp),
         N and K rounded up to whole 16 bytes of its operands' elements, multiples of 4 in float32 and of 8 in
         BF16 (gpu/launch.py copies the operands into zero-padded workspace; C's FP32 rows then start on 16
-        bytes too)."""
+        bytes too). Where B is stored N x K (FP8) its rows are K long too, and N is rounded only to C's 4."""
         if not self.align_rows:
             return (M, N, K)
         per16 = 16 // self.operand_element.bytes
-        return (M, -(-N // per16) * per16, -(-K // per16) * per16)
+        n16 = 4 if self.b_transposed else per16   # C's float32 rows, or B's too
+        return (M, -(-N // n16) * n16, -(-K // per16) * per16)
 
     @property
     def kernels(self) -> tuple[str, ...]:

@@ -1,10 +1,10 @@
 """Launch one variant once, for a profiler: python -m matmulstudy.tools.launch_once ID MxNxK [CUBIN].
 
 ncu replays that one launch as often as its counters need. The inputs are
-the study's seeded float32 matrices (rounded to BF16 for a BF16 variant, as
-it reads them); the result is not checked here (the
-bench jobs verify every variant on this shape). A cuda variant needs its
-cubin; a cublas variant calls cuBLAS with its precision's math mode.
+the study's seeded float32 matrices (rounded to BF16 or e4m3 for such a
+variant, as it reads them); the result is not checked here (the bench jobs
+verify every variant on this shape). A cuda variant needs its cubin; a
+cublas variant calls cuBLAS (cuBLASLt for FP8) as its precision's row says.
 """
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ from __future__ import annotations
 import sys
 
 from ..errors import StudyError
-from ..gpu.cublas import Cublas
-from ..gpu.launch import launcher
 from ..gpu.session import GpuSession
+from ..measure.bench import gpu_launch
 from ..measure.build import built_variant
 from ..measure.data import make_inputs, operands
 from ..study.registry import load_registry
@@ -34,12 +33,8 @@ def main(argv: list[str]) -> None:
     M, N, K = shape
     with GpuSession() as gpu:
         d_a, d_b, d_c = gpu.to_device(a), gpu.to_device(b), gpu.empty(M * N * 4)
-        if variant.backend == "cuda":
-            launcher(gpu, argv[2], variant, M, N, K, d_a, d_b, d_c)()
-        else:
-            with Cublas(variant.precision) as blas:
-                blas.gemm(M, N, K, d_a, d_b, d_c)
-                gpu.synchronize()
+        launch, _ = gpu_launch(gpu, variant, argv[2] if variant.is_built else None, shape, d_a, d_b, d_c)
+        launch()
         gpu.synchronize()
 
 

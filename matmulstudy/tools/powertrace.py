@@ -27,8 +27,6 @@ import pandas as pd
 
 from ..errors import StudyError
 from ..gpu import host, nvml
-from ..gpu.cublas import Cublas
-from ..gpu.launch import launcher
 from ..gpu.timer import POLL_S, BackToBack
 from ..measure import bench, build, data
 from ..measure.devicecheck import DeviceReference, workspace
@@ -53,14 +51,8 @@ def trace(variant_id: str, shape: Shape, seconds: float, arch: str) -> pd.DataFr
                                     harness=harness, session=gpu, reference=reference)
             if not checked["verified"].all():
                 raise StudyError(f"{variant.id} did not verify on {shape.tag}: no trace of a wrong result")
-            M, N, K = shape
-            d_c = gpu.empty(M * N * 4)
-            if variant.backend == "cuda":
-                launch = launcher(gpu, cubin, variant, M, N, K, *reference.operands, d_c)
-            else:
-                blas = gpu.kept(("cuBLAS", variant.precision), lambda: Cublas(variant.precision))
-                def launch():
-                    blas.gemm(M, N, K, *reference.operands, d_c)
+            d_c = gpu.empty(shape.M * shape.N * 4)
+            launch, _ = bench.gpu_launch(gpu, variant, cubin, shape, *reference.operands, d_c)
             return _run(gpu, launch, seconds, shape)
 
 

@@ -30,7 +30,7 @@ def efficiency(study: Study, stem: Path) -> list[Path]:
                  flop=2.0 * s.M * s.N * s.K).sort_values("flop")
     shapes = list(dict.fromkeys(s["shape"]))
     rows = titles(s, registry)
-    others = ", ".join(f"{p.label} steps: cuBLAS {p.label}" for p in precisions.others()
+    others = ", ".join(f"{p.label} steps: {p.reference_name}" for p in precisions.others()
                        if s["precision"].eq(p.id).any())   # the study's other precisions
     panels = [("frac_of_cublas", "of cuBLAS in the same precision" + (f" ({others})" if others else "")
                + ", same shape"),

@@ -63,9 +63,9 @@ def by_gpu(studies: list[Study], size: int, stem: Path) -> list[Path]:
             if ax.get_legend() is not None:
                 ax.get_legend().remove()
         p = precisions.get(precision)
-        top.set_title(f"{p.arithmetic}, against cuBLAS {p.label}", fontsize=11)
+        top.set_title(f"{p.arithmetic}, against {p.reference_name}", fontsize=11)
         top.set_ylabel("GFLOP/s (median)")
-        bottom.set_ylabel(f"fraction of this GPU's\ncuBLAS {p.label}")
+        bottom.set_ylabel(f"fraction of this GPU's\n{p.reference_name}")
         top.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}"))
         bottom.axhline(1.0, color="black", linestyle="--", linewidth=1)
         bottom.yaxis.set_major_formatter(matplotlib.ticker.PercentFormatter(1.0))
