@@ -133,3 +133,14 @@ def test_fp8_fast_accums_bound_holds_the_emulated_sums_and_rejects_each_planted_
         for name, c in faults.items():
             over = (np.abs(c - exact) / r > held).mean()
             assert over > 0.01, (K, name, over)
+
+
+def test_an_fp8_variant_reads_a_as_bytes_and_b_as_the_bytes_of_its_transpose():
+    """data.operands for the FP8 precision: A's e4m3 bytes M x K, B's N x K (K-major, as FP8's wgmma and
+    cuBLASLt's FP8 GEMM take it), each the bytes of the inputs rounded to e4m3."""
+    from matmulstudy.study.shapes import Shape
+    a, b = data.make_inputs(Shape(5, 3, 7), 1)
+    qa, qb = data.operands(a, b, "fp8_fast")
+    assert (qa.dtype, qa.shape, qb.dtype, qb.shape) == (np.uint8, (5, 7), np.uint8, (3, 7))
+    assert np.array_equal(data.e4m3_values(qa), data.round_to_e4m3(a))
+    assert np.array_equal(data.e4m3_values(qb).T, data.round_to_e4m3(b)) and qb.flags.c_contiguous

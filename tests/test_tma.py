@@ -320,3 +320,28 @@ def test_the_persistent_bf16_steps_fit_the_ring_and_cs_buffers_on_a_grid_of_the_
     assert v.tensor_maps == {"A": (bm, bk), "B": (bk, 64, blocks) if blocks > 1 else (bk, 64), "C": (64, 32)}
     assert blocks in (1, bn // 64)
     assert v.operand_element == tma.BFLOAT16 and v.needs == "sm_90a"
+
+
+@pytest.mark.parametrize("M, N, K, copied, shape", [
+    (4096, 4096, 4096, "", (4096, 4096, 4096)),
+    (4096, 4096, 4088, "AB", (4096, 4096, 4096)),   # K a multiple of 8, not of 16: FP8's rows are off 16 bytes
+    (200, 76, 48, "", (200, 76, 48)),               # N: B's rows are K long, and C's a multiple of 4
+    (200, 74, 48, "BC", (200, 76, 48)),             # N off C's 4: C, and B's rows to match
+    (1, 1, 1, "ABC", (1, 4, 16)),
+])
+def test_the_fp8_step_copies_rows_of_bytes_onto_16_and_b_as_n_by_k(M, N, K, copied, shape):
+    """Step 50 (align_rows, FP8): K rounded up to a multiple of 16 bytes, N only to C's 4; B stored N x K is copied
+    into Np x Kp by pad_copy_8, and its map is one of N rows of K bytes (box BN x BK); the sanitizer's launcher is
+    told elem=1."""
+    from matmulstudy.gpu.launch import Padding, copy_kernel
+    v = load_registry()["gpu_wgmma_fp8"]
+    pad = Padding(v, M, N, K, 0, 0, 0)
+    _, Np, Kp = shape
+    assert v.b_transposed and v.launch_shape(M, N, K) == shape and "".join(pad.workspace_bytes()) == copied
+    assert pad.workspace_bytes() == {name: n for name, n in
+                                     {"A": M * Kp, "B": Np * Kp, "C": 4 * M * Np}.items() if name in copied}
+    assert copy_kernel(v.align_rows, 1) == "pad_copy_8"
+    plan = tma.plan(v.tensor_maps, *shape, ADDRESSES, tma.FLOAT8_E4M3, b_transposed=True)
+    assert plan["B"].dims == (Kp, Np) and plan["B"].row_bytes == Kp and plan["B"].box == (128, 256)
+    assert tma.plan(v.tensor_maps, M, N, 8, ADDRESSES, tma.FLOAT8_E4M3, b_transposed=True)["A"] is None
+    assert sanitize.command("memcheck", "launch", "k.cubin", v, Shape(M, N, K), exe="cs", sms=132)[-1] == "elem=1"

@@ -65,8 +65,8 @@ pad_copy_16(const unsigned short* __restrict__ src, int src_rows, int src_cols, 
 }
 
 extern "C" __global__ void __launch_bounds__(256)
-pad_copy_8(const unsigned char* __restrict__ src, int src_rows, int src_cols, int src_ld, unsigned char* __restrict__ dst,
-           int rows, int cols, int dst_ld)
+pad_copy_8(const unsigned char* __restrict__ src, int src_rows, int src_cols, int src_ld,
+           unsigned char* __restrict__ dst, int rows, int cols, int dst_ld)
 {
     pad_rows(src, src_rows, src_cols, src_ld, dst, rows, cols, dst_ld);
 }

@@ -48,8 +48,8 @@ using Scheduler = QueuedTiles<GROUP, true, Draw::when_needed>;
 
 extern "C" __global__ void __launch_bounds__(Mainloop::THREADS, 1)
 gpu_wgmma_fp8(int M, int N, int K, const fp8_e4m3* __restrict__ A, const fp8_e4m3* __restrict__ B,
-              float* __restrict__ C, const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-              const __grid_constant__ CUtensorMap map_c)
+              float* __restrict__ C, const __grid_constant__ CUtensorMap map_a,
+              const __grid_constant__ CUtensorMap map_b, const __grid_constant__ CUtensorMap map_c)
 {
     gemm<Mainloop, Scheduler, BufferStore, 1>(M, N, K, A, B, C, &map_a, &map_b, &map_c);
 }

@@ -204,7 +204,8 @@ class CublasLt:
         """The operation's descriptor, its four layouts and cuBLASLt's first algorithm for it (None if none)."""
         desc = ctypes.c_void_p()
         self._check(self.lib.cublasLtMatmulDescCreate(ctypes.byref(desc), CUBLAS_COMPUTE_32F, CUDA_R_32F), "desc")
-        for attribute, value in ((_DESC_TRANSA, ctypes.c_int32(CUBLAS_OP_T)), (_DESC_TRANSB, ctypes.c_int32(CUBLAS_OP_N)),
+        for attribute, value in ((_DESC_TRANSA, ctypes.c_int32(CUBLAS_OP_T)),
+                                 (_DESC_TRANSB, ctypes.c_int32(CUBLAS_OP_N)),
                                  (_DESC_FAST_ACCUM, ctypes.c_int8(int(self.fast_accum))),
                                  (_DESC_A_SCALE, ctypes.c_void_p(int(self.scales))),
                                  (_DESC_B_SCALE, ctypes.c_void_p(int(self.scales)))):
@@ -225,7 +226,7 @@ class CublasLt:
         return desc, layouts, algo
 
     def _plan(self, M: int, N: int, K: int):
-        """(shape multiplied, descriptor, layouts, algorithm, padded workspace or None) for this shape."""
+        """(descriptor, layouts, algorithm, padded workspace or None) for this shape, made once."""
         if (M, N, K) not in self._plans:
             desc, layouts, algo = self._describe(M, N, K)
             space = None

@@ -151,7 +151,8 @@ int main(int argc, char** argv)
     const bool pad_a = pad_name && Kp != K, pad_b = pad_name && (Kp != K || Np != N), pad_c = pad_name && Np != N;
     cudaKernel_t pad = nullptr, pad_operands = nullptr;   // C's copy (4-byte elements), and A's and B's
     if (pad_name) {
-        const std::string name = pad_name, operands = elem == 4 ? name : name + "_" + std::to_string(8 * elem);   // launch.py's copy_kernel
+        // launch.py's copy_kernel: the name for 4-byte elements, with _16 or _8 for 2- and 1-byte ones
+        const std::string name = pad_name, operands = elem == 4 ? name : name + "_" + std::to_string(8 * elem);
         CHECK(cudaLibraryGetKernel(&pad, library, name.c_str()));
         CHECK(cudaLibraryGetKernel(&pad_operands, library, operands.c_str()));
     }
