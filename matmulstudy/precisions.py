@@ -104,6 +104,11 @@ class Cublas:
     fast_accum: bool | None = None  # cuBLASLt's FP8 GEMM with CUBLASLT_MATMUL_DESC_FAST_ACCUM so (None: cuBLAS)
 
     @property
+    def library(self) -> str:
+        """'cuBLAS', or 'cuBLASLt' where the call is cuBLASLt's FP8 GEMM."""
+        return "cuBLAS" if self.fast_accum is None else "cuBLASLt"
+
+    @property
     def call(self) -> str:
         """As a caption names it."""
         if self.fast_accum is not None:
@@ -185,8 +190,8 @@ class Precision:
         Both keep their K x N and M x K shapes (`b_transposed` is how the kernels store B, not what it is)."""
         if not self.rounds_inputs:
             return a, b
-        from .measure import data
-        rounding = {"bfloat16": data.round_to_bf16, "float8_e4m3": data.round_to_e4m3}[self.inputs]
+        from .measure.data import NARROW
+        rounding = NARROW[self.inputs][0]
         return rounding(a), rounding(b)
 
     def peak_facts(self, sm_count: int, compute_capability: tuple, sm_clock_khz: float) -> dict:
@@ -209,7 +214,7 @@ class Precision:
     @property
     def reference_name(self) -> str:
         """'cuBLAS BF16', 'cuBLASLt FP8 fast-accum': its reference as a caption names it."""
-        return f"{'cuBLAS' if self.cublas.fast_accum is None else 'cuBLASLt'} {self.label}"
+        return f"{self.cublas.library} {self.label}"
 
     def eps_in_text(self) -> str:
         """eps_in as the page writes it: 0, or a power of two (2⁻⁹)."""

@@ -42,6 +42,9 @@ __device__ __forceinline__ void gemm(int M, int N, int K, const typename Mainloo
 {
     static_assert(ProducerWarps == 4 || (ProducerWarps == 1 && !Mainloop::OWN_LOADS && CLUSTER == 1),
                   "one producer warp makes no loads of its own, and its leaving warps meet no cluster barrier");
+    static_assert(128 * Mainloop::PRODUCER_REGISTERS + 128 * Mainloop::CONSUMERS * Mainloop::CONSUMER_REGISTERS <=
+                      65536 / Mainloop::THREADS / 8 * 8 * Mainloop::THREADS,
+                  "the warpgroups' registers after setmaxnreg must fit in what the block was launched with");
     if (threadIdx.x == 0)
         Scheduler::init((ProducerWarps + 4 * Mainloop::CONSUMERS) * CLUSTER);
     setup_ring<Mainloop>(Mainloop::maps_usable(N, K, A, B));

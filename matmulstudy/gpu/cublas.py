@@ -144,7 +144,7 @@ class Cublas:
 def open_reference(precision: str, gpu):
     """The library call a precision's reference variant makes, on the session's context: cuBLAS, or cuBLASLt
     where the precision's row names FAST_ACCUM (FP8). Both have gemm(M, N, K, a, b, c), version and close()."""
-    if precisions.get(precision).cublas.fast_accum is not None:
+    if precisions.get(precision).cublas.library == "cuBLASLt":
         return CublasLt(precision, gpu)
     return Cublas(precision)
 

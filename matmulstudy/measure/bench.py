@@ -40,7 +40,7 @@ import pandas as pd
 from .. import precisions
 from ..errors import StudyError
 from ..gpu import host, nvml
-from ..gpu.cublas import CublasLt, open_reference
+from ..gpu.cublas import open_reference
 from ..gpu.launch import launcher
 from ..gpu.session import GpuSession
 from ..gpu.timer import TimedSamples, Timer
@@ -227,7 +227,7 @@ def gpu_launch(gpu, variant, binary, shape, d_a, d_b, d_c):
         extra.update(grid=f"{grid[0]}x{grid[1]}", block=f"{block[0]}x{block[1]}")
         return launcher(gpu, binary, variant, M, N, K, d_a, d_b, d_c), extra
     blas = gpu.kept(("cuBLAS", variant.precision), lambda: open_reference(variant.precision, gpu))
-    extra["library"] = f"{'cuBLASLt' if isinstance(blas, CublasLt) else 'cuBLAS'} {blas.version}"
+    extra["library"] = f"{precisions.get(variant.precision).cublas.library} {blas.version}"
     return (lambda: blas.gemm(M, N, K, d_a, d_b, d_c)), extra
 
 

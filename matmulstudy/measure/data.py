@@ -108,6 +108,11 @@ def e4m3_values(code: np.ndarray) -> np.ndarray:
     return np.where(code & 0x80, -magnitude, magnitude).astype(np.float32)
 
 
+# The element types a precision's kernels may read narrower than float32 (its `inputs`): the rounding to its
+# values (as float32) and the bits the kernels read of those.
+NARROW = {"bfloat16": (round_to_bf16, bf16_bits), "float8_e4m3": (round_to_e4m3, e4m3_bits)}
+
+
 def operands(a: np.ndarray, b: np.ndarray, precision: str) -> tuple[np.ndarray, np.ndarray]:
     """A and B as a variant of `precision` reads them: as given, their 16-bit BF16 values, or their e4m3 bytes
     (rounded; B's as N x K where the precision stores it so)."""
@@ -115,7 +120,7 @@ def operands(a: np.ndarray, b: np.ndarray, precision: str) -> tuple[np.ndarray, 
     p = precisions.get(precision)
     if not p.rounds_inputs or a.dtype != np.float32:
         return a, b
-    bits = {"bfloat16": bf16_bits, "float8_e4m3": e4m3_bits}[p.inputs]
+    bits = NARROW[p.inputs][1]
     ra, rb = p.rounded(a, b)
     return bits(ra), np.ascontiguousarray(bits(rb).T) if p.b_transposed else bits(rb)
 
