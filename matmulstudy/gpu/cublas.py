@@ -169,8 +169,9 @@ class CublasLt:
     FAST_ACCUM as the precision's row says.
 
     Its FP8 kernels need every leading dimension on 16 bytes: where cuBLASLt offers no algorithm for a shape,
-    A and B are copied into zero-padded workspace of M, N and K rounded up to 16, and C out of it, inside the
-    timed call (as the study's own FP8 steps copy such operands: gpu/launch.py's Padding). The algorithm is
+    A and B are copied into zero-padded workspace of K rounded up to 16 (and of M and N so, C then out of
+    workspace too, where that is not enough), inside the timed call, as the study's own FP8 steps copy such
+    operands (gpu/launch.py's Padding). The algorithm is
     cuBLASLt's first heuristic choice for the shape, asked once, with 32 MiB of workspace."""
 
     WORKSPACE = 32 << 20
@@ -226,20 +227,26 @@ class CublasLt:
         return desc, layouts, algo
 
     def _plan(self, M: int, N: int, K: int):
-        """(descriptor, layouts, algorithm, padded workspace or None) for this shape, made once."""
+        """(descriptor, layouts, algorithm, padded workspace or None) for this shape, made once: the first of the
+        shape as it is, with K rounded up to 16, or with M, N and K so, that cuBLASLt offers an algorithm for.
+        Only what is padded is copied: A and B where K is, C too where M or N is."""
         if (M, N, K) not in self._plans:
-            desc, layouts, algo = self._describe(M, N, K)
-            space = None
-            if algo is None:
+            Mp, Np, Kp = (-(-x // 16) * 16 for x in (M, N, K))
+            for shape in dict.fromkeys([(M, N, K), (M, N, Kp), (Mp, Np, Kp)]):
+                desc, layouts, algo = self._describe(*shape)
+                if algo is not None:
+                    break
                 self._release(desc, layouts)
-                Mp, Np, Kp = (-(-x // 16) * 16 for x in (M, N, K))
-                desc, layouts, algo = self._describe(Mp, Np, Kp)
-                if algo is None:
-                    raise StudyError(f"cuBLASLt offers no FP8 algorithm for {M}x{N}x{K}, nor padded to {Mp}x{Np}x{Kp}")
-                space = {"shape": (Mp, Np, Kp), "A": self.gpu.empty(Mp * Kp), "B": self.gpu.empty(Np * Kp),
-                         "C": self.gpu.empty(4 * Mp * Np)}
-                self.gpu.fill_u32(space["A"], 0, Mp * Kp // 4)   # the added rows and columns stay zero: the
-                self.gpu.fill_u32(space["B"], 0, Np * Kp // 4)   # copies write only the matrices' own
+            else:
+                raise StudyError(f"cuBLASLt offers no FP8 algorithm for {M}x{N}x{K}, nor padded to {Mp}x{Np}x{Kp}")
+            space = None
+            if shape != (M, N, K):
+                rows_a, rows_b, Kp = shape[0], shape[1], shape[2]
+                space = {"shape": shape, "A": self.gpu.empty(rows_a * Kp), "B": self.gpu.empty(rows_b * Kp)}
+                self.gpu.fill_u32(space["A"], 0, rows_a * Kp // 4)   # the added rows and columns stay zero:
+                self.gpu.fill_u32(space["B"], 0, rows_b * Kp // 4)   # the copies write only the matrices' own
+                if shape[:2] != (M, N):
+                    space["C"] = self.gpu.empty(4 * rows_a * rows_b)
             self._plans[M, N, K] = (desc, layouts, algo, space)
         return self._plans[M, N, K]
 
@@ -253,19 +260,18 @@ class CublasLt:
     def gemm(self, M: int, N: int, K: int, a, b, c) -> None:
         """C (M x N, float32) = A (M x K, e4m3) @ B (stored N x K, e4m3), row-major device pointers."""
         desc, layouts, algo, space = self._plan(M, N, K)
+        out = c
         if space is not None:
             _, Np, Kp = space["shape"]
             self._copy(a, K, space["A"], Kp, K, M)
             self._copy(b, K, space["B"], Kp, K, N)
-            a, b, out = space["A"], space["B"], space["C"]
-        else:
-            out = c
+            a, b, out = space["A"], space["B"], space.get("C", c)
         self._check(self.lib.cublasLtMatmul(
             self.handle, desc, ctypes.byref(self._one), ctypes.c_void_p(int(b)), layouts[0],
             ctypes.c_void_p(int(a)), layouts[1], ctypes.byref(self._zero), ctypes.c_void_p(int(out)), layouts[2],
             ctypes.c_void_p(int(out)), layouts[2], ctypes.byref(algo.algo), ctypes.c_void_p(int(self.workspace)),
             ctypes.c_size_t(self.WORKSPACE), None), "matmul")
-        if space is not None:
+        if out is not c:
             self._copy(out, 4 * Np, c, 4 * N, 4 * N, M)
 
     def _release(self, desc, layouts) -> None:
