@@ -78,9 +78,28 @@ FP32 part):
   The planted faults it rejects: a result of the unrounded float32 inputs
   (rms 270 units at every K: 94% of elements over the bound at K = 32, 2% at
   8192), and sums kept in BF16 or e4m3 (rms 55 to 850 units for BF16: a
-  third to a half of the elements over it). The chapter that
-  promotes partial sums to FP32 (DeepGEMM's way, and cuBLASLt's without fast
-  accumulation) is another row, with a bound that does not grow with K.
+  third to a half of the elements over it).
+- FP8: the same inputs, the sums promoted to FP32 (DeepGEMM's way, and
+  cuBLASLt's without fast accumulation): the tensor cores sum each 128 of K
+  (four wgmma k32) from zero as above, and the CUDA cores add those parts
+  in FP32, rounded to nearest. A part's error is at most about a fast-accum
+  sum's at K = 128, relative to the part's own root-sum-square r_p; the
+  parts' signs are random, so their errors add in quadrature, and
+  sqrt(sum r_p^2) = r: the error is constant in K. Emulated
+  (tensorcore.promoted with every = 4; tests/test_accumulation.py), in
+  units of 2^-13 r: rms 0.51 at K = 64, then 0.85 from K = 128 on (0.85 at
+  1024, 0.86 at 4096 and 8192); largest 7.0, 11.6, 9.8 and 6.1 among
+  4 * 10^5, 4 * 10^5, 2 * 10^5 and 5 * 10^4 dot products at K = 64, 128,
+  256 and 1024, the tail falling about 25 times every 4 units at K = 128
+  (1.6 * 10^-4 of them past 8). The term constant in K is therefore
+  eps_in = 2^-11 (32 units with tau = 8: extrapolating that tail, the
+  largest of some 10^7 elements near K = 128 lies at about half of it),
+  beside FP32's eps_acc for the parts' additions (K / 128 of them; sqrt(K)
+  overstates it). On an H200 the largest error over all elements was 0.18
+  to 0.20 of it at 2048, 4096 and 8192, the same for step 51 and cuBLASLt.
+  It rejects the unrounded inputs (rms 270 units), sums kept in BF16 or
+  e4m3, and, from K = 4096 on, the tensor cores' sums alone (fast-accum's:
+  rms 9.9 and 15.6 units at 4096 and 8192, largest 79 and 161).
 """
 
 from __future__ import annotations
@@ -126,7 +145,8 @@ class Precision:
     unit: str               # what multiplies: "CUDA core" or "tensor core"
     inputs: str             # the element type the kernels read: float32, bfloat16 (16-bit values), float8_e4m3 (bytes)
     rounding: str           # what happens to the inputs before they are multiplied
-    eps_in: float           # bound (1): relative error of one product from its rounded inputs
+    eps_in: float           # bound (1)'s term constant in K: one product's error from its rounded inputs, or
+                            # the tensor cores' sums between two promotions to FP32 (FP8)
     eps_acc: float          # bound (1): rounding of each FP32 addition
     cublas: Cublas          # the reference's call
     rate: str               # what per_sm counts: "lanes" (FMA units) or "flop_per_clock"
@@ -288,6 +308,16 @@ TABLE = (
         rate="flop_per_clock", per_sm=_FP8_FLOP, flop_per_rate=1,
         peak_line="FP8 dense peak: {peak:,.0f} ({sms} SMs × {per_sm} flop/clock × {mhz:.0f} MHz)",
         roof="FP8 dense (tensor cores)", colour="#006400",
+        sources=("NVIDIA H100 whitepaper, dense FP8 peak",)),
+    Precision(
+        id="fp8", label="FP8", unit="tensor core", inputs="float8_e4m3",
+        rounding="to e4m3 (3 explicit mantissa bits, nearest-even) on the host, stored as bytes, B as N x K",
+        sums="in FP32, each 128 of K summed in the tensor cores first",
+        eps_in=2.0**-11, eps_acc=EPS32, held_to_fp32=False, b_transposed=True, page="fp8.md",
+        cublas=Cublas(0, "CUBLAS_DEFAULT_MATH", data_type=28, data_name="CUDA_R_8F_E4M3", fast_accum=False),
+        rate="flop_per_clock", per_sm=_FP8_FLOP, flop_per_rate=1,
+        peak_line="FP8 dense peak: {peak:,.0f} ({sms} SMs × {per_sm} flop/clock × {mhz:.0f} MHz)",
+        roof="FP8 dense (tensor cores)", colour="#000080",
         sources=("NVIDIA H100 whitepaper, dense FP8 peak",)),
     # a new precision: one more row above this line
 )

@@ -108,21 +108,26 @@ def test_promoting_to_fp32_keeps_the_error_flat_in_k_where_the_tensor_cores_alon
     assert [r["largest"] for r in exact] == [0, 0]   # every bit kept: the exact sum, in the tensor cores or not
 
 
-def test_fp8_fast_accums_bound_holds_the_emulated_sums_and_rejects_each_planted_fault():
-    """Bound (1) of precisions.py's fp8_fast row against the tensor cores' sums emulated bit for bit
-    (HOPPER_FP8_WGMMA, no promotion: cuBLASLt's FAST_ACCUM), on the study's inputs rounded to e4m3: the largest
-    error stays under a third of the bound at K = 32 to 4096. The planted faults go over it on a share of the
-    elements at every K: the unrounded float32 inputs' product, and the sums cut to BF16 or to e4m3 after each
-    product (what a kernel that kept its sums in 8 or 4 bits computes)."""
+@pytest.mark.parametrize("precision, every, ks, share", [
+    ("fp8_fast", None, ((32, 4000), (1024, 1000), (4096, 300)), 1 / 3),
+    ("fp8", 4, ((64, 4000), (1024, 1000), (4096, 300)), 1 / 4),
+])
+def test_an_fp8_bound_holds_the_emulated_sums_and_rejects_each_planted_fault(precision, every, ks, share):
+    """Bound (1) of precisions.py's FP8 rows against the tensor cores' sums emulated bit for bit
+    (HOPPER_FP8_WGMMA), on the study's inputs rounded to e4m3: fp8_fast's with no promotion (cuBLASLt's
+    FAST_ACCUM), fp8's promoted to FP32 every four wgmma (128 of K). The largest error stays under `share` of
+    the bound. The planted faults go over it on a share of the elements at every K: the unrounded float32
+    inputs' product, and the sums cut to BF16 or to e4m3 after each product (what a kernel that kept its sums
+    in 8 or 4 bits computes); fp8's also rejects the tensor cores' sums alone once K is large (4096)."""
     from matmulstudy.measure.verify import bound
     rng = np.random.default_rng(3)
-    for K, n in ((32, 4000), (1024, 1000), (4096, 300)):
+    for K, n in ks:
         a, b = (rng.random((n, K), dtype=np.float32) * 2 - 1 for _ in range(2))
         ra, rb = (data.round_to_e4m3(x).astype(np.float64) for x in (a, b))
         exact, r = (ra * rb).sum(axis=1), np.sqrt(((ra * rb) ** 2).sum(axis=1))
-        held = bound(K, 8, "fp8_fast")
-        tensor_cores = tensorcore.promoted(tensorcore.HOPPER_FP8_WGMMA, ra, rb, None)
-        assert (np.abs(tensor_cores - exact) / r).max() < held / 3, K
+        held = bound(K, 8, precision)
+        summed = tensorcore.promoted(tensorcore.HOPPER_FP8_WGMMA, ra, rb, every)
+        assert (np.abs(summed - exact) / r).max() < held * share, K
         faults = {"unrounded inputs": (a.astype(np.float64) * b).sum(axis=1)}
         for name, cut in (("BF16 sums", data.round_to_bf16),
                           ("e4m3 sums", lambda x: data.round_to_e4m3(np.clip(x, -data.E4M3_MAX, data.E4M3_MAX)))):
@@ -130,6 +135,8 @@ def test_fp8_fast_accums_bound_holds_the_emulated_sums_and_rejects_each_planted_
             for k in range(K):
                 s = cut((s + ra[:, k] * rb[:, k]).astype(np.float32))
             faults[name] = s.astype(np.float64)
+        if every and K >= 4096:
+            faults["the tensor cores' sums alone"] = tensorcore.promoted(tensorcore.HOPPER_FP8_WGMMA, ra, rb, None)
         for name, c in faults.items():
             over = (np.abs(c - exact) / r > held).mean()
             assert over > 0.01, (K, name, over)

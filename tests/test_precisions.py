@@ -5,6 +5,7 @@ chapter and one step entry in the registry, and the step's kernel file. The dry 
 chapter's figure; the figure table and the pages follow, with no other file edited.
 """
 
+import math
 import os
 import re
 import subprocess
@@ -21,10 +22,10 @@ H100 = {"sm_count": 132, "compute_capability": (9, 0), "sm_clock_khz": 1_980_000
 
 
 def test_the_precisions_name_themselves_and_their_facts():
-    assert [p.id for p in precisions.TABLE] == ["fp32", "tf32", "bf16", "fp8_fast"] and precisions.BASE.id == "fp32"
+    assert [p.id for p in precisions.TABLE] == ["fp32", "tf32", "bf16", "fp8_fast", "fp8"] and precisions.BASE.id == "fp32"
     fp32, tf32 = precisions.get("fp32"), precisions.get("tf32")
     assert fp32.arithmetic == "FP32 on the CUDA cores" and tf32.arithmetic == "TF32 on the tensor cores"
-    assert tf32.adjective == "tensor-core" and [p.id for p in precisions.others()] == ["tf32", "bf16", "fp8_fast"]
+    assert tf32.adjective == "tensor-core" and [p.id for p in precisions.others()] == ["tf32", "bf16", "fp8_fast", "fp8"]
     assert (fp32.eps_in_text(), tf32.eps_in_text()) == ("0", "2⁻⁹")
     assert fp32.cpu and not tf32.cpu
     assert (fp32.cublas.math_mode, tf32.cublas.math_mode) == (0, 3)   # cublas_api.h's enumerators
@@ -36,6 +37,11 @@ def test_the_precisions_name_themselves_and_their_facts():
     fp8 = precisions.get("fp8_fast")
     assert (fp8.operand_bytes, fp8.b_transposed, fp8.held_to_fp32, fp8.cublas.data_type) == (1, True, False, 28)
     assert "cublasLtMatmul with CUDA_R_8F_E4M3 inputs" in fp8.describe() and "FAST_ACCUM 1" in fp8.describe()
+    promoted = precisions.get("fp8")   # the same inputs and reference call, but for the mode, and a bound flat in K
+    assert (promoted.operand_bytes, promoted.b_transposed, promoted.cublas.data_type) == (1, True, 28)
+    assert "FAST_ACCUM 0" in promoted.describe() and promoted.reference_name == "cuBLASLt FP8"
+    assert (promoted.eps_in_text(), promoted.eps_bias) == ("2⁻¹¹", 0.0)
+    assert bound(8192, 8, "fp8") == pytest.approx(8 * (2**-11 + 2**-23 * math.sqrt(8192)))
 
 
 def test_a_precisions_peak_is_sms_times_its_rate_times_the_clock():
@@ -55,7 +61,7 @@ def test_a_precisions_peak_is_sms_times_its_rate_times_the_clock():
 
 
 def test_an_unknown_precision_is_named_with_the_known_ones():
-    with pytest.raises(Exception, match=r"precision 'fp4' is not one of \['fp32', 'tf32', 'bf16', 'fp8_fast'\]"):
+    with pytest.raises(Exception, match=r"precision 'fp4' is not one of \['fp32', 'tf32', 'bf16', 'fp8_fast', 'fp8'\]"):
         precisions.get("fp4")
     assert bound(1024, 8, "tf32") == pytest.approx(8 * (2**-9 + 2**-23 * 32))
 
@@ -127,7 +133,7 @@ def test_a_precision_is_one_row_a_chapter_and_its_kernels(tmp_path):
     names = subprocess.run([sys.executable, "-c", "from matmulstudy.report.figures import FIGURES; "
                             "print(' '.join(f.name for f in FIGURES))"], cwd=repo, env=env, capture_output=True,
                            text=True, check=True).stdout.split()
-    assert names.index("progression_fp16") == names.index("progression_fp8_fast") + 1
+    assert names.index("progression_fp16") == names.index("progression_fp8") + 1
     study = repo / "reports" / "h100"
     drawn = ("progression_fp16", "progression_tf32", "progression", "roofline", "efficiency")
     proc = subprocess.run([sys.executable, "-m", "matmulstudy.report.render", str(study), "--only", *drawn],
@@ -136,7 +142,7 @@ def test_a_precision_is_one_row_a_chapter_and_its_kernels(tmp_path):
     page = (study / "README.md").read_text()
     assert ("- [progression_fp16](figures/progression_fp16.png) ([SVG](figures/progression_fp16.svg)): the "
             "tensor-core chapter (FP16 arithmetic) at the reference size, with cuBLAS FP16") in page
-    assert "ε_in = 0 for FP32, 2⁻⁹ for TF32, 0 for BF16, 0 for FP8 fast-accum, 2⁻¹⁰ for FP16" in page
+    assert "ε_in = 0 for FP32, 2⁻⁹ for TF32, 0 for BF16, 0 for FP8 fast-accum, 2⁻¹¹ for FP8, 2⁻¹⁰ for FP16" in page
     assert "no tensor-core (FP16) steps in this study" in (study / "figures" / "progression_fp16.svg").read_text()
     for name in drawn[1:]:   # the others as committed
         assert (study / "figures" / f"{name}.svg").read_bytes() == \

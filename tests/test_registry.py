@@ -171,7 +171,7 @@ def test_roles_name_the_references_and_the_cpu_baselines(registry):
     ({"cluster": [2]}, r"'cluster' is \[x, y\]"),
     ({"cluster": [4, 4]}, "is not a portable cluster"),
     ({"chapter": "beyond"}, "must lie in beyond/, its chapter's folder"),   # its file is in seeds/
-    ({"precision": "fp16"}, r"precision 'fp16' is not allowed; expected one of \['fp32', 'tf32', 'bf16', 'fp8_fast'\]"),
+    ({"precision": "fp16"}, r"precision 'fp16' is not allowed; expected one of \['fp32', 'tf32', 'bf16', 'fp8_fast', 'fp8'\]"),
 ])
 def test_a_bad_entry_is_named(registry, change, message):
     raw = {**registry.raw, "variants": [dict(registry.raw_entry(registry.steps()[0].id), **change)]}

@@ -5,9 +5,11 @@
 // 128 k), so both descriptors are K-major ones, and stepping along K is
 // stepping both start addresses by 32 bytes a wgmma.
 //
-// Its sums are the tensor cores' alone: each wgmma adds its 32 products to the
-// accumulator 13 bits below the largest exponent among them, cut toward zero
-// (matmulstudy/precisions.py's fp8_fast row; docs/fp8.md measures it).
+// Its sums: the tensor cores' alone (Fp8Mainloop): each wgmma adds its 32
+// products to the accumulator 13 bits below the largest exponent among them,
+// cut toward zero (matmulstudy/precisions.py's fp8_fast row; docs/fp8.md
+// measures it); or each slice's four wgmma summed so from zero, then added
+// into FP32 sums on the CUDA cores (Fp8PromotedMainloop, the fp8 row).
 
 #pragma once
 
@@ -38,12 +40,17 @@ struct Fp8Operands {
         return K % 16 == 0 && reinterpret_cast<uintptr_t>(A) % 16 == 0 && reinterpret_cast<uintptr_t>(B) % 16 == 0;
     }
 
-    template <int N>
+    template <int N, bool Accumulate = true>
     __device__ __forceinline__ static void wgmma(float (&d)[N / 2], uint64_t a, uint64_t b)
     {
-        wgmma_e4m3<N>(d, a, b);
+        wgmma_e4m3<N, Accumulate>(d, a, b);
     }
 };
 
 template <bool SteppedDescriptors, bool OwnLoads, int BBlocks = 1>
 using Fp8Mainloop = SmemMainloop<Fp8Operands, SteppedDescriptors, OwnLoads, BBlocks>;
+
+// The same, each slice's sums promoted to FP32 (DeepGEMM's way), the slice multiplied in Pieces pieces of its
+// columns (mainloop_smem.cuh's multiply_promoted).
+template <int Pieces>
+using Fp8PromotedMainloop = SmemMainloop<Fp8Operands, true, false, 1, Promoted<Pieces>>;

@@ -23,7 +23,8 @@
 //   building two for each wgmma;
 // - OwnLoads: the producer loads a slice by itself where rows are off 16 bytes (false: the host copies such
 //   operands onto 16 bytes first, align_rows);
-// - BBlocks: B's boxes one copy brings (producer.cuh; the registry's B_BLOCKS, which the host's map needs too).
+// - BBlocks: B's boxes one copy brings (producer.cuh; the registry's B_BLOCKS, which the host's map needs too);
+// - Sums: where the sums are kept (below): TensorCoreSums or Promoted<Pieces>.
 
 #pragma once
 
@@ -33,7 +34,20 @@
 #error "BM, BN and BK come from kernels/registry.yaml as -D defines"
 #endif
 
-template <class Operands, bool SteppedDescriptors, bool OwnLoads, int BBlocks = 1>
+// How a consumer keeps its sums:
+// - TensorCoreSums: in the accumulators wgmma adds into, from a tile's first slice to its last;
+// - Promoted<Pieces>: each slice's summed there from zero, in Pieces pieces of BN / Pieces columns, and then
+//   added into FP32 sums on the CUDA cores (multiply_promoted).
+struct TensorCoreSums {
+    static constexpr int PIECES = 0;
+};
+
+template <int Pieces>
+struct Promoted {
+    static constexpr int PIECES = Pieces;
+};
+
+template <class Operands, bool SteppedDescriptors, bool OwnLoads, int BBlocks = 1, class Sums = TensorCoreSums>
 struct SmemMainloop {
     using Element = typename Operands::Element;
     static constexpr int CONSUMERS = BM / 64, THREADS = 128 * (1 + CONSUMERS);
@@ -53,6 +67,10 @@ struct SmemMainloop {
                   "BM = 64 or 128");
     static_assert(CLUSTER == 1, "this mainloop has no clusters: each block loads all of its slices");
     static_assert(!(OwnLoads && B_K_MAJOR), "own loads are written for B stored K x N (BF16's)");
+    static_assert(Sums::PIECES == 0 || (SteppedDescriptors && B_K_MAJOR && BN % Sums::PIECES == 0 &&
+                                        ACCUMULATORS + ACCUMULATORS / Sums::PIECES + 24 <= CONSUMER_REGISTERS),
+                  "promoted sums are written for stepped descriptors and B stored N x K (FP8's), with pieces whose "
+                  "part fits in a thread's registers beside its sums");
     static constexpr int WGMMAS = BK / Operands::WGMMA_K;   // a slice's wgmma, each 32 bytes along K
 
     // Byte offsets inside a stage, as the copy engine writes them (128-byte swizzle: the 16-byte chunk c of a
@@ -145,24 +163,73 @@ struct SmemMainloop {
 
         // Every K-slice of one tile, from slice `count` of the ring on: issue slice s, wait until only it is
         // running (slice s - 1 done), give s - 1's stage back. One group in flight while the next is waited for.
-        // (`end` is the TF32 mainloop's, for clusters: a block of this one has none.)
+        // (`end` is the TF32 mainloop's, for clusters: a block of this one has none.) Promoted sums: below.
         __device__ __forceinline__ void multiply(const Ring<SmemMainloop>& ring, int& count, int K, int,
                                                  float (&d)[ACCUMULATORS]) const
         {
+            if constexpr (Sums::PIECES > 0) {
+                multiply_promoted(ring, count, K, d);
+            } else {
+#pragma unroll
+                for (int i = 0; i < ACCUMULATORS; ++i)
+                    d[i] = 0.0f;
+                uint64_t base[2] = {0, 0};
+                descriptors(ring, base);
+                const int slices = (K + BK - 1) / BK;
+                for (int s = 0; s < slices; ++s, ++count) {
+                    issue(ring, count, d, base);
+                    wgmma_wait<1>();
+                    if (s > 0)
+                        release(ring, count - 1);
+                }
+                wgmma_wait<0>();
+                release(ring, count - 1);
+            }
+        }
+
+        // Promoted sums (DeepGEMM's promotion to the CUDA cores): each slice's WGMMAS wgmma summed by the tensor
+        // cores from zero into a part, then added into d in FP32, rounded to nearest, so that no sum of the tensor
+        // cores runs longer than a slice (BK k). A thread's registers hold d (BN / 2) and the part of one piece of
+        // its columns (BN / 2 / PIECES): a slice goes in PIECES pieces of BN / PIECES columns (wgmma
+        // m64n(BN/PIECES)), each one group, waited for and added before the next is issued. While a warpgroup
+        // waits and adds, its tensor work stops; the other consumer warpgroup's goes on. A stage is released
+        // once its last piece is read, before that piece's adds. (What was tried against it, and measured
+        // slower on the H200, docs/fp8.md says: two parts, one piece added while the next runs, which with
+        // pieces of half a slice would need 64 more registers than a thread has, and with quarters takes four
+        // wgmma m64n64 a k-step; the consumers taking turns at the tensor cores; two parts across slices, which
+        // ptxas serialises (C7514: a part read after wgmma_wait<1> across the loop's back edge).)
+        __device__ __forceinline__ void multiply_promoted(const Ring<SmemMainloop>& ring, int& count, int K,
+                                                          float (&d)[ACCUMULATORS]) const
+        {
+            constexpr int PIECES = Sums::PIECES, PART = ACCUMULATORS / PIECES;   // a thread's part of a piece
+            constexpr uint64_t B_PIECE = (BN / PIECES) * 128 / 16;   // B's rows of one piece, in 16 bytes
 #pragma unroll
             for (int i = 0; i < ACCUMULATORS; ++i)
                 d[i] = 0.0f;
             uint64_t base[2] = {0, 0};
             descriptors(ring, base);
+            float part[PART];
             const int slices = (K + BK - 1) / BK;
             for (int s = 0; s < slices; ++s, ++count) {
-                issue(ring, count, d, base);
-                wgmma_wait<1>();
-                if (s > 0)
-                    release(ring, count - 1);
+                mbarrier_wait(&ring.full[slot(count)], parity(count));
+                const uint64_t stage = uint64_t(slot(count) * (STAGE_BYTES / 16));
+#pragma unroll
+                for (int p = 0; p < PIECES; ++p) {
+                    const uint64_t a = base[0] + stage, b = base[1] + stage + p * B_PIECE;
+                    wgmma_fence();
+                    Operands::template wgmma<BN / PIECES, false>(part, a, b);   // from zero
+#pragma unroll
+                    for (int kk = 1; kk < WGMMAS; ++kk)
+                        Operands::template wgmma<BN / PIECES>(part, a + 2 * kk, b + Operands::B_STEP * kk);
+                    wgmma_commit();
+                    wgmma_wait<0>();
+                    if (p == PIECES - 1)
+                        release(ring, count);
+#pragma unroll
+                    for (int i = 0; i < PART; ++i)
+                        d[p * PART + i] += part[i];
+                }
             }
-            wgmma_wait<0>();
-            release(ring, count - 1);
         }
 
         // --- what the epilogue (epilogue.cuh) asks of the accumulators ---

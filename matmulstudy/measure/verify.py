@@ -13,9 +13,11 @@ of. A result passes when every element satisfies
 
 with R = A @ B in float64, tau the config's `tolerance` (8), and per
 precision (its row of matmulstudy/precisions.py) eps_acc = 2^-23 (FP32
-accumulation), eps_in the relative error of one product from its rounded
-inputs (0 for FP32 inputs; for a precision that rounds its inputs in the
-kernel, derived beside its row), and eps_bias the part of a sum's error
+accumulation), eps_in the term that does not grow with K: the relative
+error of one product from its rounded inputs (0 for FP32 inputs; for a
+precision that rounds its inputs in the kernel, derived beside its row), or
+for FP8 promoted to FP32 the tensor cores' sums between two promotions
+(derived beside its row), and eps_bias the part of a sum's error
 that grows with K because it does not average out: 0 where every addition
 rounds to nearest, and for BF16, whose tensor-core sums are cut toward
 zero, derived beside its row. (BF16's R is the product of its rounded

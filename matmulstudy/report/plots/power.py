@@ -15,7 +15,7 @@ from ..results import at_size
 from .style import guide_label, palette, place_labels, placeholder, plain_log_ticks, point_label, save
 
 LARGEST = 8192   # the size at the power cap, drawn beside the progression's where the study has it
-MARKERS = ("o", "s", "D", "^")   # a marker per precision, in the table's order
+MARKERS = ("o", "s", "D", "^", "v")   # a marker per precision, in the table's order
 
 
 def power(study: Study, stem: Path) -> list[Path]:
@@ -34,6 +34,7 @@ def power(study: Study, stem: Path) -> list[Path]:
     sizes = [study.size] + [LARGEST] * bool(LARGEST != study.size and (s["M"] == LARGEST).any())
     gpu_rows = pd.concat([at_size(s, size, verified=True) for size in sizes])
     gpu_rows = gpu_rows[gpu_rows["variant"].map(lambda v: registry[v].is_gpu)]
+    assert len(MARKERS) >= len(precisions.TABLE), "power.MARKERS: a marker for each precision"
     rows = [(m, p) for m, p in zip(MARKERS, precisions.TABLE)   # the precisions with energy at these sizes
             if gpu_rows.loc[gpu_rows["precision"] == p.id, "mean_power_w"].notna().any()]
     if not rows:

@@ -183,10 +183,11 @@ def plain_log_ticks(axis):
 
 
 def point_label(title: str, is_step: bool) -> str:
-    """A point's label: the step's number ('17', '8a'), or the reference's library and precision."""
+    """A point's label: the step's number ('17', '8a'), or the reference's title up to its parenthesis, its
+    library and precision ('cuBLASLt FP8 fast-accum'; FP32's: 'cuBLAS')."""
     if is_step:
         return title.split()[0]
-    return "cuBLAS" + ("" if "(FP32)" in title or "SGEMM" in title else " " + title.split()[1])
+    return "cuBLAS" if "(FP32)" in title or "SGEMM" in title else title.split(" (")[0]
 
 
 LABEL_OFFSETS = [(5, 3), (5, -11), (-5, 3), (-5, -11), (5, 12), (-5, 12), (5, -20), (-5, -20), (12, -4), (-12, -4),
