@@ -115,7 +115,7 @@ def test_the_readmes_gpu_table_follows_the_registrys_needs():
     lines = readme.gpu_table(load_registry())
     turing, hopper = (next(line for line in lines if f"({arch})" in line) for arch in ("sm_75", "sm_90"))
     assert "| 1-8 | 9-17 | none | none | none | none | FP32 |" in turing
-    assert "| 1-8 | 9-23 | 24-36 | 37-49 | 50 | 51 | FP32, TF32, BF16, FP8 fast-accum, FP8 |" in hopper
+    assert "| 1-8 | 9-23 | 24-36 | 37-49 | 50 | 51-53 | FP32, TF32, BF16, FP8 fast-accum, FP8 |" in hopper
 
 
 def test_an_svg_has_the_same_bytes_whatever_the_cpus_last_bit():

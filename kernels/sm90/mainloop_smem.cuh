@@ -44,6 +44,7 @@ struct TensorCoreSums {
 
 template <int Pieces>
 struct Promoted {
+    static_assert(Pieces >= 1, "promoted sums: a slice in one piece or more");
     static constexpr int PIECES = Pieces;
 };
 
