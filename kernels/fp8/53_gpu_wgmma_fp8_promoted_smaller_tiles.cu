@@ -13,9 +13,8 @@
 // - BN = 64: one piece a slice, wgmma m64n64k32 (32 FP32 sums a thread and
 //   the part of all of them). At 512 x 512 that is 64 tiles; at 256, 16.
 // - STAGES = 8, as step 52's: a slice is 16 KB.
-// The cost: a slice's 16 KB feed a third of the flops that step 51's 48 KB
-// do; from 1024 up the step is slower than step 52. It is meant for 256 and
-// 512.
+// The cost: 64 flop a byte read, against step 52's 85 and step 51's 171;
+// from 1024 up the step is slower than step 52. It is meant for 256 and 512.
 //
 // Counter that shows it: Nsight Compute at 512 x 512 x 512, the SMs' balance
 // (sm_balance), higher than step 52's 32 busy SMs of 132 give. The step's
