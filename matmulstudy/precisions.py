@@ -275,6 +275,22 @@ _BF16_FLOP = {(8, 0): 2048, (8, 6): 512, (8, 9): 512, (9, 0): 4096}
 # 132 x 8192 x 1830 MHz. Other architectures: not known here (no FP8 peak is drawn).
 _FP8_FLOP = {(9, 0): 8192}
 
+# What the two FP8 rows share: the inputs, B's layout, the tensor cores and their peak, cuBLASLt's call; they
+# differ in how the sums are kept (in the tensor cores alone, or promoted to FP32), so in bound and reference mode.
+_FP8 = dict(
+    unit="tensor core", inputs="float8_e4m3",
+    rounding="to e4m3 (3 explicit mantissa bits, nearest-even) on the host, stored as bytes, B as N x K",
+    held_to_fp32=False, b_transposed=True, page="fp8.md",
+    rate="flop_per_clock", per_sm=_FP8_FLOP, flop_per_rate=1,
+    peak_line="FP8 dense peak: {peak:,.0f} ({sms} SMs × {per_sm} flop/clock × {mhz:.0f} MHz)",
+    roof="FP8 dense (tensor cores)", sources=("NVIDIA H100 whitepaper, dense FP8 peak",))
+
+
+def _fp8_cublas(fast_accum: bool) -> Cublas:
+    """cuBLASLt's FP8 GEMM (CUDA_R_8F_E4M3 inputs) with CUBLASLT_MATMUL_DESC_FAST_ACCUM so."""
+    return Cublas(0, "CUBLAS_DEFAULT_MATH", data_type=28, data_name="CUDA_R_8F_E4M3", fast_accum=fast_accum)
+
+
 TABLE = (
     Precision(
         id="fp32", label="FP32", unit="CUDA core", inputs="float32", rounding="none: float32 as it is",
@@ -300,25 +316,13 @@ TABLE = (
         roof="BF16 dense (tensor cores)", colour="#8b4513",
         sources=("NVIDIA A100, GA102, AD102 and H100 whitepapers, dense BF16 peaks",)),
     Precision(
-        id="fp8_fast", label="FP8 fast-accum", unit="tensor core", inputs="float8_e4m3",
-        rounding="to e4m3 (3 explicit mantissa bits, nearest-even) on the host, stored as bytes, B as N x K",
+        id="fp8_fast", label="FP8 fast-accum",
         sums="in the tensor cores alone (13 bits below the largest exponent, cut toward zero)",
-        eps_in=0.0, eps_acc=2.0**-14, eps_bias=2.0**-21, held_to_fp32=False, b_transposed=True, page="fp8.md",
-        cublas=Cublas(0, "CUBLAS_DEFAULT_MATH", data_type=28, data_name="CUDA_R_8F_E4M3", fast_accum=True),
-        rate="flop_per_clock", per_sm=_FP8_FLOP, flop_per_rate=1,
-        peak_line="FP8 dense peak: {peak:,.0f} ({sms} SMs × {per_sm} flop/clock × {mhz:.0f} MHz)",
-        roof="FP8 dense (tensor cores)", colour="#006400",
-        sources=("NVIDIA H100 whitepaper, dense FP8 peak",)),
+        eps_in=0.0, eps_acc=2.0**-14, eps_bias=2.0**-21, cublas=_fp8_cublas(fast_accum=True), colour="#006400",
+        **_FP8),
     Precision(
-        id="fp8", label="FP8", unit="tensor core", inputs="float8_e4m3",
-        rounding="to e4m3 (3 explicit mantissa bits, nearest-even) on the host, stored as bytes, B as N x K",
-        sums="in FP32, each 128 of K summed in the tensor cores first",
-        eps_in=2.0**-11, eps_acc=EPS32, held_to_fp32=False, b_transposed=True, page="fp8.md",
-        cublas=Cublas(0, "CUBLAS_DEFAULT_MATH", data_type=28, data_name="CUDA_R_8F_E4M3", fast_accum=False),
-        rate="flop_per_clock", per_sm=_FP8_FLOP, flop_per_rate=1,
-        peak_line="FP8 dense peak: {peak:,.0f} ({sms} SMs × {per_sm} flop/clock × {mhz:.0f} MHz)",
-        roof="FP8 dense (tensor cores)", colour="#000080",
-        sources=("NVIDIA H100 whitepaper, dense FP8 peak",)),
+        id="fp8", label="FP8", sums="in FP32, each 128 of K summed in the tensor cores first",
+        eps_in=2.0**-11, eps_acc=EPS32, cublas=_fp8_cublas(fast_accum=False), colour="#000080", **_FP8),
     # a new precision: one more row above this line
 )
 

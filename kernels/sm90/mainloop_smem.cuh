@@ -168,15 +168,15 @@ struct SmemMainloop {
         __device__ __forceinline__ void multiply(const Ring<SmemMainloop>& ring, int& count, int K, int,
                                                  float (&d)[ACCUMULATORS]) const
         {
-            if constexpr (Sums::PIECES > 0) {
-                multiply_promoted(ring, count, K, d);
-            } else {
 #pragma unroll
-                for (int i = 0; i < ACCUMULATORS; ++i)
-                    d[i] = 0.0f;
-                uint64_t base[2] = {0, 0};
-                descriptors(ring, base);
-                const int slices = (K + BK - 1) / BK;
+            for (int i = 0; i < ACCUMULATORS; ++i)
+                d[i] = 0.0f;
+            uint64_t base[2] = {0, 0};
+            descriptors(ring, base);
+            const int slices = (K + BK - 1) / BK;
+            if constexpr (Sums::PIECES > 0) {
+                multiply_promoted(ring, count, slices, base, d);
+            } else {
                 for (int s = 0; s < slices; ++s, ++count) {
                     issue(ring, count, d, base);
                     wgmma_wait<1>();
@@ -188,9 +188,9 @@ struct SmemMainloop {
             }
         }
 
-        // Promoted sums (DeepGEMM's promotion to the CUDA cores): each slice's WGMMAS wgmma summed by the tensor
-        // cores from zero into a part, then added into d in FP32, rounded to nearest, so that no sum of the tensor
-        // cores runs longer than a slice (BK k). A thread's registers hold d (BN / 2) and the part of one piece of
+        // Promoted sums (DeepGEMM's promotion to the CUDA cores), on d zeroed and the descriptors built by
+        // multiply: each slice's WGMMAS wgmma summed by the tensor cores from zero into a part, then added into d
+        // in FP32, rounded to nearest, so that no sum of the tensor cores runs longer than a slice (BK k). A thread's registers hold d (BN / 2) and the part of one piece of
         // its columns (BN / 2 / PIECES): a slice goes in PIECES pieces of BN / PIECES columns (wgmma
         // m64n(BN/PIECES)), each one group, waited for and added before the next is issued. While a warpgroup
         // waits and adds, its tensor work stops; the other consumer warpgroup's goes on. A stage is released
@@ -199,18 +199,12 @@ struct SmemMainloop {
         // pieces of half a slice would need 64 more registers than a thread has, and with quarters takes four
         // wgmma m64n64 a k-step; the consumers taking turns at the tensor cores; two parts across slices, which
         // ptxas serialises (C7514: a part read after wgmma_wait<1> across the loop's back edge).)
-        __device__ __forceinline__ void multiply_promoted(const Ring<SmemMainloop>& ring, int& count, int K,
-                                                          float (&d)[ACCUMULATORS]) const
+        __device__ __forceinline__ void multiply_promoted(const Ring<SmemMainloop>& ring, int& count, int slices,
+                                                          const uint64_t (&base)[2], float (&d)[ACCUMULATORS]) const
         {
             constexpr int PIECES = Sums::PIECES, PART = ACCUMULATORS / PIECES;   // a thread's part of a piece
             constexpr uint64_t B_PIECE = (BN / PIECES) * 128 / 16;   // B's rows of one piece, in 16 bytes
-#pragma unroll
-            for (int i = 0; i < ACCUMULATORS; ++i)
-                d[i] = 0.0f;
-            uint64_t base[2] = {0, 0};
-            descriptors(ring, base);
             float part[PART];
-            const int slices = (K + BK - 1) / BK;
             for (int s = 0; s < slices; ++s, ++count) {
                 mbarrier_wait(&ring.full[slot(count)], parity(count));
                 const uint64_t stage = uint64_t(slot(count) * (STAGE_BYTES / 16));

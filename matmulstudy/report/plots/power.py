@@ -12,10 +12,9 @@ import seaborn as sns
 from ... import precisions
 from ..committed import Study
 from ..results import at_size
-from .style import guide_label, palette, place_labels, placeholder, plain_log_ticks, point_label, save
+from .style import MARKERS, guide_label, palette, place_labels, placeholder, plain_log_ticks, point_label, save
 
 LARGEST = 8192   # the size at the power cap, drawn beside the progression's where the study has it
-MARKERS = ("o", "s", "D", "^", "v")   # a marker per precision, in the table's order
 
 
 def power(study: Study, stem: Path) -> list[Path]:
@@ -34,8 +33,8 @@ def power(study: Study, stem: Path) -> list[Path]:
     sizes = [study.size] + [LARGEST] * bool(LARGEST != study.size and (s["M"] == LARGEST).any())
     gpu_rows = pd.concat([at_size(s, size, verified=True) for size in sizes])
     gpu_rows = gpu_rows[gpu_rows["variant"].map(lambda v: registry[v].is_gpu)]
-    assert len(MARKERS) >= len(precisions.TABLE), "power.MARKERS: a marker for each precision"
-    rows = [(m, p) for m, p in zip(MARKERS, precisions.TABLE)   # the precisions with energy at these sizes
+    # a marker per precision, in the table's order (style's markers), for those with energy at these sizes
+    rows = [(m, p) for m, p in zip(MARKERS, precisions.TABLE)
             if gpu_rows.loc[gpu_rows["precision"] == p.id, "mean_power_w"].notna().any()]
     if not rows:
         return placeholder(f"no energy in this study at {' or '.join(f'{n}³' for n in sizes)}", stem)
