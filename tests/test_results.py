@@ -103,6 +103,27 @@ def test_a_finished_study_ends_on_its_verdict_not_on_a_pandas_warning(tmp_path, 
     assert said and said[-1][1] == "Every result verified; tables and figures in reports/probe/"
 
 
+def test_a_run_that_measured_nothing_does_not_speak_for_the_study(tmp_path, monkeypatch):
+    """`snakemake build` (or a finished study run again) writes no table: its last line must not be the verdict
+    of the study found in reports/, which it did not measure."""
+    import os
+    import types
+    from matmulstudy.report import ending
+    monkeypatch.chdir(tmp_path)
+    table = tmp_path / "reports" / "probe" / "samples.csv.gz"
+    table.parent.mkdir(parents=True)
+    table.write_bytes(b"")
+    os.utime(table, (1000.0, 1000.0))
+    said = []
+    monkeypatch.setattr("atexit.register", lambda *args, **kwargs: said.append(args))
+    run = types.SimpleNamespace(label="probe", resource_reports=lambda label: [])
+    ending.end_of_success(run, since=2000.0)
+    assert said[-1][1] == "Nothing measured in this run: the tables in reports/probe/ are those of an earlier run"
+    table.unlink()
+    ending.end_of_success(run, since=2000.0)
+    assert said[-1][1] == "Nothing measured in this run"
+
+
 def test_collect_refuses_results_from_two_gpus(tmp_path, registry):
     df = fixture_rows(registry).drop(columns="title")
     a, b = tmp_path / "a.csv", tmp_path / "b.csv"

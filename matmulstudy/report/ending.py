@@ -54,22 +54,26 @@ def failed_builds(run, since: float) -> list[str]:
             if os.path.exists(report) and os.path.getmtime(report) > since and (failed := failed_build(report))]
 
 
-def end_of_success(run) -> None:
+def end_of_success(run, since: float = 0.0) -> None:
     """After a run that finished: what failed, named as the run's last line (printed at exit, after Snakemake's
     closing lines); a build or a run that failed also makes the exit status non-zero (a wrong result is
     recorded, as ever). A build that failed after the study's tables were last written (`snakemake build`,
-    which makes no tables) is named on its own."""
+    which makes no tables) is named on its own. A run that wrote no table after `since` (its start: `snakemake
+    build`, or nothing left to do) says so, rather than speak for a study it did not measure."""
     import atexit
 
     import pandas as pd
 
     from .results import failed_runs, failed_summary, failures, read_results
     table, report = paths.study_file("results", run.label), paths.REPORT.format(label=run.label)
-    builds = failed_builds(run, os.path.getmtime(table) if os.path.exists(table) else 0.0)
+    written = os.path.getmtime(table) if os.path.exists(table) else 0.0
+    builds = failed_builds(run, written)
     if builds:
         atexit.register(_last_line, f"error: {len(builds)} build(s) failed: {', '.join(builds)}", True)
         return
-    if not os.path.exists(table):
+    if written < since:
+        atexit.register(print, f"Nothing measured in this run: the tables in {report}/ are those of an earlier "
+                        "run" if written else "Nothing measured in this run", file=sys.stderr)
         return
     df = read_results(table)   # whole columns typed at once: no DtypeWarning as the last words
     lines = failures(df)

@@ -3,6 +3,9 @@
 # matmulstudy/study/paths.py. Functions only: the rules are in one file per stage.
 import os
 import sys
+import time
+
+STARTED = time.time()   # what this run writes is newer (report/ending.py)
 
 try:
     from matmulstudy.report import ending
@@ -55,4 +58,4 @@ onerror:
 
 
 onsuccess:
-    ending.end_of_success(RUN)
+    ending.end_of_success(RUN, since=STARTED)
