@@ -330,6 +330,14 @@ PRECISIONS = {p.id: p for p in TABLE}
 BASE = TABLE[0]   # the study's own: FP32
 
 
+def chapter_name(title: str, precision_id: str) -> str:
+    """A chapter's title with its precision in brackets, unless the title names the number format already:
+    'beyond the seeds (FP32)', but 'tensor cores (FP8, the tensor cores' sums)' as it is (its format, FP8, is
+    named; the accumulation is what its words say)."""
+    label = get(precision_id).label
+    return title if label.split()[0] in title else f"{title} ({label})"
+
+
 def get(precision_id: str) -> Precision:
     """A precision's row, or StudyError naming the known ones."""
     try:

@@ -88,7 +88,13 @@ def test_the_readmes_chapter_table_has_a_cell_for_every_gpu_and_size_and_the_bes
                 continue
             best = mine.loc[mine["frac_of_cublas"].idxmax()]
             assert cell == f"{best['frac_of_cublas']:.1%} ({registry[best['variant']].title.split()[0]})"
-    assert lines[-1].startswith("| cuBLAS FP32 / TF32 / BF16, TFLOP/s |")
+    # every reference of the live registry is named, and a study that did not measure one shows ABSENT there
+    references = [r for r in (registry.reference(p.id) for p in precisions.TABLE) if r is not None]
+    labels = " / ".join(precisions.get(r.precision).label for r in references)
+    assert lines[-1].startswith(f"| cuBLAS {labels}, TFLOP/s |")
+    for st, cell in zip(studies, [c.strip() for c in lines[-1].split("|")[1:-1]][2:]):
+        measured = set(st.summary["variant"])
+        assert [v == readme.ABSENT for v in cell.split(" / ")] == [r.id not in measured for r in references]
 
 
 def test_a_study_numbered_before_the_course_was_renumbered_says_so_in_the_readme():
@@ -293,7 +299,8 @@ def test_a_study_that_keeps_the_one_before_it_says_how_far_each_median_moved(tmp
     line = next(x for x in harness_checks(study) if x.startswith("- Against the study before it"))
     big = table[(table[["M", "N", "K"]].min(axis=1) >= 1024) & study.on_gpu(table)]
     before_uuid = json.loads((folder / "before" / "gpu.json").read_text())["uuid"]
-    assert "commit `0123456789`" in line and f"UUID `{before_uuid}`" in line
+    where = "on the same GPU" if before_uuid == study.gpu["uuid"] else f"UUID `{before_uuid}`"
+    assert "commit `0123456789`" in line and where in line
     inside = int(big["within_first_iqr"].sum())
     assert f"of {len(big)} GPU medians, {inside} inside that study's interquartile range" in line
     assert f"{int((big['difference'].abs() <= 0.01).sum())} within 1%" in line

@@ -12,9 +12,10 @@ from .. import precisions
 from . import explain, headline
 from .committed import Study
 from .figures import FIGURES
-from .readme import renumbered
+from .readme import ABSENT, renumbered
 from .results import NOT_IN_ENERGY_PHASE, at_size, failures
-from .study_facts import counts, facts, harness_checks, limits, repo_link, taken_on, verification
+from .study_facts import (counts, facts, harness_checks, limits, repo_link, settings_apart, taken_on,
+                          verification)
 
 SAMPLES_LINK = ("Tables: [samples.csv.gz](samples.csv.gz) (every sample, gzip CSV; what every sample shares, once, "
                 "in [measured_with.csv](measured_with.csv))")
@@ -137,10 +138,14 @@ def study_page(study: Study) -> str:
     checks = harness_checks(study)
     if checks:
         lines += ["## The harness, checked", ""] + checks + [""]
-    rounds = study.optional("headline.csv")
-    lines += headline.page_section(rounds, study.registry, study.config, lambda p: precisions.get(p).label,
-                                   study.optional("repeat/headline.csv"), study.gpu.get("power_limit_w"),
-                                   taken_on(study, rounds))
+    rounds, second = study.optional("headline.csv"), study.optional("repeat/headline.csv")
+    section = headline.page_section(rounds, study.registry, study.config, lambda p: precisions.get(p).label,
+                                    second, study.gpu.get("power_limit_w"), taken_on(study, rounds))
+    if section and second is None and (study.folder / "repeat").is_dir():   # a repeat run without the rounds
+        apart = settings_apart(study).removeprefix(", ")
+        section += ["The second study (repeat/) did not measure these rounds again" + (f" ({apart})" if apart else "")
+                    + ": each ratio here was measured in this study alone.", ""]
+    lines += section
     lines += verification(study)
     lines += [explain.markdown(table, f["gpu"], size, level=2)]
     for p in precisions.others():   # each other precision's chapters, after their figure
@@ -276,9 +281,9 @@ def index_page(studies: list[Study], size: int, registry) -> str:
             ref = at.loc[at.variant == getattr(reference, "id", None), "median_gflops"]
             steps = st.steps_only(at, precision)
             best = steps.loc[steps["median_gflops"].idxmax()] if len(steps) else None
-            cells += [f"{ref.iloc[0]:,.0f} GFLOP/s" if len(ref) else "",
+            cells += [f"{ref.iloc[0]:,.0f} GFLOP/s" if len(ref) else ABSENT,
                       f"{best['title']}: {best['median_gflops']:,.0f} GFLOP/s ({best['median_gflops'] / ref.iloc[0]:.0%})"
-                      if best is not None and len(ref) else ""]
+                      if best is not None and len(ref) else ABSENT]
         f = facts(st)
         lines.append(f"| {f['gpu']} | [{st.label}/]({st.label}/README.md) | " + " | ".join(cells)
                      + f" | {str(f['first'])[:10]} | `{str(f['commit'])[:10]}` |")

@@ -107,7 +107,6 @@ def chapter_table(studies: list[Study], sizes: tuple, registry) -> list[str]:
     """Each chapter's best step as a share of cuBLAS in its precision, per GPU and size (the step's number in
     the course now, in brackets), and each precision's cuBLAS in TFLOP/s; the chapters and their steps are the
     live registry's, each step found in a study by its id."""
-    first = studies[0]
     cols = [(st, n) for st in studies for n in sizes]
     lines = ["| chapter | steps | " + " | ".join(f"{facts(st)['gpu'].split()[1]}, {n}" for st, n in cols) + " |",
              "| --- | --- |" + " ---: |" * len(cols)]
@@ -127,13 +126,14 @@ def chapter_table(studies: list[Study], sizes: tuple, registry) -> list[str]:
                 else chapter.title)
         lines.append(f"| {name}, {precisions.get(chapter.precision).label} | {numbers_of(steps)} | "
                      + " | ".join(cells) + " |")
+    # every reference the live registry has, in every column (a study that lacks one: ABSENT in its place)
+    references = [r for r in (registry.reference(p.id) for p in precisions.TABLE) if r is not None]
     cells = []
     for st, n in cols:
         at = at_size(st.summary, n)
-        rates = [at.loc[at["variant"] == r.id, "median_gflops"] for r in
-                 (st.registry.reference(p.id) for p in precisions.TABLE) if r is not None]
+        rates = [at.loc[at["variant"] == r.id, "median_gflops"] for r in references]
         cells.append(" / ".join(f"{r.iloc[0] / 1e3:,.1f}" if len(r) else ABSENT for r in rates))
-    labels = " / ".join(p.label for p in precisions.TABLE if first.registry.reference(p.id) is not None)
+    labels = " / ".join(precisions.get(r.precision).label for r in references)
     return lines + [f"| cuBLAS {labels}, TFLOP/s | | " + " | ".join(cells) + " |"]
 
 

@@ -360,9 +360,8 @@ def step_pages(study: Study) -> dict[str, str]:
             "[the study](../README.md)", "[every step](README.md)",
             f"next: [{following.title}]({page_name(following)})" if following else None]))
         chapter = study.registry.chapters[variant.chapter]
-        label = precisions.get(variant.precision).label
         lines = [f"# {variant.title}", "", nav, "",
-                 f"Chapter: {chapter.title}" + ("" if label in chapter.title else f" ({label})") + ", on "
+                 f"Chapter: {precisions.chapter_name(chapter.title, variant.precision)}, on "
                  f"{study.gpu['gpu_name']}. Source: {variant.source}."
                  + _renumbered(variant.was), "",
                  "## What it changes, and why", "", "(Its file's header, as the study ran it.)", ""]

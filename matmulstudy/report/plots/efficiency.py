@@ -203,8 +203,7 @@ def best_by_size(study: Study, stem: Path) -> list[Path]:
     points = []   # (x, y, number, colour): the step numbers, laid out once the axes are scaled
     for chapter in chapters:
         mine = table[table["chapter"] == chapter].assign(at=lambda d: d["shape"].map(x)).sort_values("at")
-        p = precisions.get(mine["precision"].iloc[0]).label
-        label = chapter if p in chapter else f"{chapter} ({p})"
+        label = precisions.chapter_name(chapter, mine["precision"].iloc[0])
         ax.plot(mine["at"], mine["frac_of_cublas"] * 100, marker="o", color=colours[chapter], label=label)
         points += [(r.at, r.frac_of_cublas * 100, study.registry[r.variant].number, colours[chapter])
                    for r in mine.itertuples()]

@@ -44,8 +44,10 @@ def by_gpu(studies: list[Study], size: int, stem: Path) -> list[Path]:
             bottom.sharey(axes[1])
         hues = [g for g in gpus if g in set(df["gpu"])]
         for ax, col in ((top, "median_gflops"), (bottom, "frac_of_cublas")):
+            # a precision that only some GPUs measured: its bars as wide as the other precisions' (seaborn
+            # shares the width among the GPUs present)
             sns.barplot(data=df, x="title", y=col, hue="gpu", order=order, hue_order=hues,
-                        palette=colours, ax=ax, errorbar=None)
+                        width=0.8 * len(hues) / len(gpus), palette=colours, ax=ax, errorbar=None)
             for container in ax.containers:
                 if ax is top:   # GFLOP/s: too wide to lie across a bar
                     ax.bar_label(container, fmt="{:,.0f}", fontsize=8, padding=2, rotation=90)
@@ -58,7 +60,8 @@ def by_gpu(studies: list[Study], size: int, stem: Path) -> list[Path]:
                                 va="top" if inside else "bottom", xytext=(0, -3 if inside else 2), rotation=90,
                                 textcoords="offset points", fontsize=8, color="white" if inside else "black")
             ax.set_xlabel("")
-            ax.margins(y=0.45 if ax is top else 0.2)   # room for the bars' upright labels under the chapter titles
+            # room for the bars' upright labels under the chapter titles: more for seven digits than for five
+            ax.margins(y=(0.45 if df[col].max() < 1e6 else 0.65) if ax is top else 0.2)
             mark_chapters(ax, chapters, top=ax is top)
             if ax.get_legend() is not None:
                 ax.get_legend().remove()

@@ -2,13 +2,13 @@
 // copied into workspace whose rows start on 16 bytes, zeros in the rows and columns added, or the workspace's
 // result copied back (matmulstudy/gpu/launch.py's Padding launches it, launch.cu alike). pad_copy moves 4-byte
 // elements (FP32 operands, and every C); pad_copy_16, its twin of the same name with _16, moves the 2-byte
-// BF16 operands.
+// BF16 operands, and pad_copy_8 FP8's bytes.
 
 #pragma once
 
 #include <cstdint>
 
-// Four neighbouring elements stored at once: 16 bytes of float32, 8 of BF16's 16-bit values.
+// Four neighbouring elements stored at once: 16 bytes of float32, 8 of BF16's 16-bit values, 4 of FP8's bytes.
 __device__ __forceinline__ void store4(float* out, const float (&v)[4])
 {
     *reinterpret_cast<float4*>(out) = make_float4(v[0], v[1], v[2], v[3]);
@@ -17,6 +17,11 @@ __device__ __forceinline__ void store4(float* out, const float (&v)[4])
 __device__ __forceinline__ void store4(unsigned short* out, const unsigned short (&v)[4])
 {
     *reinterpret_cast<uint2*>(out) = make_uint2(v[0] | unsigned(v[1]) << 16, v[2] | unsigned(v[3]) << 16);
+}
+
+__device__ __forceinline__ void store4(unsigned char* out, const unsigned char (&v)[4])
+{
+    *reinterpret_cast<unsigned*>(out) = v[0] | unsigned(v[1]) << 8 | unsigned(v[2]) << 16 | unsigned(v[3]) << 24;
 }
 
 // dst (rows x cols, row stride dst_ld) = src (src_rows x src_cols, row stride src_ld), zeros outside src.
@@ -55,6 +60,13 @@ pad_copy(const float* __restrict__ src, int src_rows, int src_cols, int src_ld, 
 extern "C" __global__ void __launch_bounds__(256)
 pad_copy_16(const unsigned short* __restrict__ src, int src_rows, int src_cols, int src_ld,
             unsigned short* __restrict__ dst, int rows, int cols, int dst_ld)
+{
+    pad_rows(src, src_rows, src_cols, src_ld, dst, rows, cols, dst_ld);
+}
+
+extern "C" __global__ void __launch_bounds__(256)
+pad_copy_8(const unsigned char* __restrict__ src, int src_rows, int src_cols, int src_ld,
+           unsigned char* __restrict__ dst, int rows, int cols, int dst_ld)
 {
     pad_rows(src, src_rows, src_cols, src_ld, dst, rows, cols, dst_ld);
 }

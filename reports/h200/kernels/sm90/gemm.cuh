@@ -1,7 +1,8 @@
-// The body of every TMA + wgmma kernel, TF32 and BF16: CUTLASS SM90's three
+// The body of every TMA + wgmma kernel, TF32, BF16 and FP8: CUTLASS SM90's three
 // roles composed as types, so that a step's file names its parts and the
 // change from the step before is a changed type.
-//   Mainloop  (mainloop_tf32.cuh, mainloop_bf16.cuh): the ring's stage layout,
+//   Mainloop  (mainloop_tf32.cuh; mainloop_smem.cuh with mainloop_bf16.cuh or
+//             mainloop_fp8.cuh's operands): the ring's stage layout,
 //             the producer's loads into it (producer.cuh) and the consumers'
 //             wgmma on it. What a precision is, is a mainloop.
 //   Scheduler (scheduler.cuh): which tile a block computes next (one tile a
@@ -41,6 +42,9 @@ __device__ __forceinline__ void gemm(int M, int N, int K, const typename Mainloo
 {
     static_assert(ProducerWarps == 4 || (ProducerWarps == 1 && !Mainloop::OWN_LOADS && CLUSTER == 1),
                   "one producer warp makes no loads of its own, and its leaving warps meet no cluster barrier");
+    static_assert(128 * Mainloop::PRODUCER_REGISTERS + 128 * Mainloop::CONSUMERS * Mainloop::CONSUMER_REGISTERS <=
+                      65536 / Mainloop::THREADS / 8 * 8 * Mainloop::THREADS,
+                  "the warpgroups' registers after setmaxnreg must fit in what the block was launched with");
     if (threadIdx.x == 0)
         Scheduler::init((ProducerWarps + 4 * Mainloop::CONSUMERS) * CLUSTER);
     setup_ring<Mainloop>(Mainloop::maps_usable(N, K, A, B));

@@ -341,6 +341,11 @@ __device__ __forceinline__ void wgmma_wait()
 #define WGMMA_BF16_TEXT(SHAPE, REGISTERS, A, B) \
     "{\n\t.reg .pred accumulate;\n\tsetp.ne.u32 accumulate, 1, 0;\n\t" \
     "wgmma.mma_async.sync.aligned." SHAPE ".f32.bf16.bf16 {" REGISTERS "}, " A ", " B ", accumulate, 1, 1, 0, 1;\n}"
+// FP8's says whether it adds to the accumulators or starts them from zero (ACCUMULATE: the place of an
+// immediate, 1 or 0).
+#define WGMMA_E4M3_TEXT(SHAPE, REGISTERS, A, B, ACCUMULATE) \
+    "{\n\t.reg .pred accumulate;\n\tsetp.ne.u32 accumulate, " ACCUMULATE ", 0;\n\t" \
+    "wgmma.mma_async.sync.aligned." SHAPE ".f32.e4m3.e4m3 {" REGISTERS "}, " A ", " B ", accumulate, 1, 1;\n}"
 
 // D (64 x N, FP32) += A (64 x 8, TF32, registers) * B (8 x N, TF32, shared memory, K-major: each of B's N
 // columns is a row of 8 consecutive k in memory), N = 64, 128 or 256. Per warp w of the warpgroup and lane
@@ -379,4 +384,23 @@ __device__ __forceinline__ void wgmma_bf16(float (&d)[N / 2], uint64_t a, uint64
     else
         asm volatile(WGMMA_BF16_TEXT("m64n64k16", WGMMA_D_REGISTERS_32, "%32", "%33")
                      : WGMMA_D_OPERANDS_32 : "l"(a), "l"(b));
+}
+
+// D (64 x N, FP32) += A (64 x 32, e4m3) * B (32 x N, e4m3), both from shared memory through descriptors, both
+// K-major (descriptor_sw128: FP8's wgmma has no transposed operand); with Accumulate false, D = A * B (D's
+// earlier values unread). D's layout is wgmma_tf32's. The products are exact; the sums are the tensor cores'
+// (matmulstudy/precisions.py's FP8 rows).
+template <int N, bool Accumulate = true>
+__device__ __forceinline__ void wgmma_e4m3(float (&d)[N / 2], uint64_t a, uint64_t b)
+{
+    static_assert(N == 64 || N == 128 || N == 256, "wgmma m64nNk32 as the mainloops use it: N = 64, 128 or 256");
+    if constexpr (N == 256)
+        asm volatile(WGMMA_E4M3_TEXT("m64n256k32", WGMMA_D_REGISTERS_128, "%128", "%129", "%130")
+                     : WGMMA_D_OPERANDS_128 : "l"(a), "l"(b), "n"(int(Accumulate)));
+    else if constexpr (N == 128)
+        asm volatile(WGMMA_E4M3_TEXT("m64n128k32", WGMMA_D_REGISTERS_64, "%64", "%65", "%66")
+                     : WGMMA_D_OPERANDS_64 : "l"(a), "l"(b), "n"(int(Accumulate)));
+    else
+        asm volatile(WGMMA_E4M3_TEXT("m64n64k32", WGMMA_D_REGISTERS_32, "%32", "%33", "%34")
+                     : WGMMA_D_OPERANDS_32 : "l"(a), "l"(b), "n"(int(Accumulate)));
 }

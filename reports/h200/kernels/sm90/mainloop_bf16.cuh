@@ -1,67 +1,28 @@
-// The BF16 mainloop, the second of the three roles (gemm.cuh): the stage
-// layout of the ring, and what a consumer warpgroup does with a stage (the
-// producer's side is producer.cuh, for every precision).
-//
-// A stage is one K-slice of BK = 64 (a 128-byte swizzle row of BF16 values)
-// of the block's BM x BN tile:
-// - A's BM x 64 box, K-major: row m at m * 128 bytes;
-// - B's slice as BN / 64 boxes of 64 k by 64 columns, MN-major (row-major B,
-//   as the study stores it): row k of box j at A_BYTES + j * B_BOX_BYTES + k * 128.
-// The tensor cores read both from shared memory through descriptors; no
-// operand passes through registers. Consumer warpgroup c (1, 2, ...)
-// multiplies rows 64 (c - 1) to 64 c - 1 of A's box by the whole of B's
-// slice: a 64 x BN part of C, BN / 2 FP32 accumulators a thread (wgmma
-// m64nBNk16: BN = 256 for large problems, smaller tiles for small ones).
-//
-// Its switches, template parameters a step's file names:
-// - SteppedDescriptors: a consumer builds its descriptors once a tile and steps them by constants, instead of
-//   building two for each wgmma;
-// - OwnLoads: the producer loads a slice by itself where rows are off 16 bytes (false: the host copies such
-//   operands onto 16 bytes first, align_rows);
-// - BBlocks: B's boxes one copy brings (producer.cuh; the registry's B_BLOCKS, which the host's map needs too).
+// The BF16 operands of the shared-memory mainloop (mainloop_smem.cuh): BF16
+// values, wgmma m64nBNk16, and B as the study stores it, row-major (K x N):
+// its slice lies as BN / 64 boxes of 64 k by 64 columns, MN-major, row k of
+// box j at j * B_BOX_BYTES + k * 128 from the slice's start.
 
 #pragma once
 
-#include "ring.cuh"
-
-#if !defined(BM) || !defined(BN) || !defined(BK)
-#error "BM, BN and BK come from kernels/registry.yaml as -D defines"
-#endif
+#include "mainloop_smem.cuh"
 
 typedef unsigned short bf16;   // the bits of one BF16 value, as the host stores them
 
-template <bool SteppedDescriptors, bool OwnLoads, int BBlocks = 1>
-struct Bf16Mainloop {
+struct Bf16Operands {
     using Element = bf16;
-    static constexpr int CONSUMERS = BM / 64, THREADS = 128 * (1 + CONSUMERS);
-    static constexpr int ACCUMULATORS = BN / 2;   // a consumer thread's: its share of a 64 x BN part
-    static constexpr int BOX_COLUMNS = 64, BOXES_A_COPY = BBlocks;   // a box of B: 64 BF16 columns
-    static constexpr int A_BYTES = BM * BK * 2, B_BOX_BYTES = BK * 64 * 2;
-    static constexpr int STAGE_BYTES = A_BYTES + (BN / 64) * B_BOX_BYTES;
-    static constexpr bool OWN_LOADS = OwnLoads;
-    // as the TF32 mainloop's: the producer's own loads fit in 72 registers, the consumers take the rest of the
-    // block's (65,536 / THREADS rounded down to 8, times THREADS)
-    static constexpr int PRODUCER_REGISTERS = 72, CONSUMER_REGISTERS = 216;
-    static_assert(128 * PRODUCER_REGISTERS + 128 * CONSUMERS * CONSUMER_REGISTERS <=
-                      65536 / THREADS / 8 * 8 * THREADS,
-                  "the warpgroups' registers after setmaxnreg must fit in the block's");
-    static_assert(BLOCK_DIM_X == THREADS && BLOCK_DIM_Y == 1,
-                  "kernels/registry.yaml's block must be THREADS x 1: a producer and a consumer warpgroup per 64 rows");
-    static_assert((BN == 64 || BN == 128 || BN == 256) && BK == 64 && BM % 64 == 0 && CONSUMERS >= 1 &&
-                      CONSUMERS <= 2,
-                  "wgmma m64nBNk16 over 128-byte swizzle rows: BN = 64, 128 or 256, BK = 64, BM = 64 or 128");
-    static_assert(CLUSTER == 1, "the BF16 mainloop has no clusters: each block loads all of its slices");
+    static constexpr int WGMMA_K = 16, BOX_COLUMNS = 64, B_BOX_BYTES = BK * 64 * 2;
+    static constexpr bool B_K_MAJOR = false;
+    static constexpr int B_STEP = 128;   // a wgmma's 16 k of B: 16 rows of 128 bytes, in 16-byte units
 
-    // Byte offsets inside a stage, as the copy engine writes them (128-byte swizzle: the 16-byte chunk c of a
-    // 128-byte row r lies at chunk c XOR r % 8).
-    __device__ __forceinline__ static int a_offset(int m, int k)   // A(row0 + m, k0 + k)
+    __device__ __forceinline__ static int b_offset(int k, int n)   // B(k0 + k, col0 + n), from the slice's start
     {
-        return m * 128 + (((k / 8) ^ (m % 8)) << 4) + (k % 8) * 2;
+        return (n / 64) * B_BOX_BYTES + k * 128 + ((((n % 64) / 8) ^ (k % 8)) << 4) + (n % 8) * 2;
     }
 
-    __device__ __forceinline__ static int b_offset(int k, int n)   // B(k0 + k, col0 + n)
+    __device__ __forceinline__ static uint64_t b_descriptor(const unsigned char* slice)
     {
-        return A_BYTES + (n / 64) * B_BOX_BYTES + k * 128 + ((((n % 64) / 8) ^ (k % 8)) << 4) + (n % 8) * 2;
+        return descriptor_sw128_mn(slice, B_BOX_BYTES);
     }
 
     // The copy engine can read A and B where their rows start on 16 bytes: K and N multiples of 8, A and B on
@@ -72,145 +33,12 @@ struct Bf16Mainloop {
                reinterpret_cast<uintptr_t>(B) % 16 == 0;
     }
 
-    // A consumer warpgroup: its rows of the tile, and each thread's place in wgmma's accumulator layout
-    // (hopper.cuh): d[4i + h] is row 16 w + g + 8 (h / 2), column 8i + 2t + h % 2 of its 64 x BN part.
-    struct Consumer {
-        int rows, g, t, w, lane;   // rows: its first row of the tile
-
-        __device__ Consumer(int warpgroup, int tid)
-            : rows(64 * (warpgroup - 1)), g(tid % 32 / 4), t(tid % 4), w(tid / 32), lane(tid % 32)
-        {
-        }
-
-        // The stage of the ring that slice `count` uses, and the parity of that use. With stepped descriptors
-        // the count is divided as unsigned: as an int, each % and / by STAGES costs instructions that round
-        // negative values toward zero.
-        __device__ __forceinline__ static int slot(int count)
-        {
-            return SteppedDescriptors ? int(unsigned(count) % STAGES) : count % STAGES;
-        }
-
-        __device__ __forceinline__ static int parity(int count)
-        {
-            return SteppedDescriptors ? int(unsigned(count) / STAGES % 2) : (count / STAGES) % 2;
-        }
-
-        // Stepped descriptors: those of this warpgroup's rows of A and of B in stage 0, built once a tile from a
-        // warpgroup number the compiler knows is the same across the warp (lane 0's, shuffled), so that they
-        // live in the uniform registers HGMMA reads. No address leaves the ring's shared memory, so the offsets
-        // added to their address field (bits 0-13) never carry into the next field.
-        __device__ __forceinline__ void descriptors(const Ring<Bf16Mainloop>& ring, uint64_t (&base)[2]) const
-        {
-            if (SteppedDescriptors) {
-                const int warpgroup = __shfl_sync(0xffffffffu, int(threadIdx.x / 128), 0);
-                base[0] = descriptor_sw128(ring.stages + 64 * (warpgroup - 1) * 128);
-                base[1] = descriptor_sw128_mn(ring.stages + A_BYTES, B_BOX_BYTES);
-                // kept as built: left to itself, ptxas builds them again each slice (10 instructions) to free the
-                // uniform registers they hold, and it cannot build again what an asm statement returned
-                asm volatile("mov.b64 %0, %0;" : "+l"(base[0]));
-                asm volatile("mov.b64 %0, %0;" : "+l"(base[1]));
-            }
-        }
-
-        // Slice `count`'s BK / 16 wgmma, on its stage once full, committed as one group.
-        __device__ __forceinline__ void issue(const Ring<Bf16Mainloop>& ring, int count, float (&d)[ACCUMULATORS],
-                                              const uint64_t (&base)[2]) const
-        {
-            const unsigned char* tile = ring.stage(count);   // unused with stepped descriptors
-            mbarrier_wait(&ring.full[slot(count)], parity(count));
-            wgmma_fence();
-            if (SteppedDescriptors) {
-                // stage 0's descriptors, the stage's offset, and a constant for each 16 k (the address field
-                // counts 16 bytes: 16 k of A is 32 bytes along its rows, of B 16 rows of 128 bytes)
-                const uint64_t stage = uint64_t(slot(count) * (STAGE_BYTES / 16));
-#pragma unroll
-                for (int kk = 0; kk < BK / 16; ++kk)
-                    wgmma_bf16<BN>(d, base[0] + stage + 2 * kk, base[1] + stage + 128 * kk);
-            } else {
-#pragma unroll
-                for (int kk = 0; kk < BK / 16; ++kk)   // 16 k: 32 bytes along A's rows, 16 rows of B's boxes
-                    wgmma_bf16<BN>(d, descriptor_sw128(tile + rows * 128 + kk * 32),
-                                          descriptor_sw128_mn(tile + A_BYTES + kk * 16 * 128, B_BOX_BYTES));
-            }
-            wgmma_commit();
-        }
-
-        // Slice `count` is done with: its stage may be refilled (one arrival per consumer warp).
-        __device__ __forceinline__ void release(const Ring<Bf16Mainloop>& ring, int count) const
-        {
-            if (lane == 0)
-                mbarrier_arrive(&ring.empty[slot(count)]);
-        }
-
-        // Every K-slice of one tile, from slice `count` of the ring on: issue slice s, wait until only it is
-        // running (slice s - 1 done), give s - 1's stage back. One group in flight while the next is waited for.
-        // (`end` is the TF32 mainloop's, for clusters: a block of this one has none.)
-        __device__ __forceinline__ void multiply(const Ring<Bf16Mainloop>& ring, int& count, int K, int,
-                                                 float (&d)[ACCUMULATORS]) const
-        {
-#pragma unroll
-            for (int i = 0; i < ACCUMULATORS; ++i)
-                d[i] = 0.0f;
-            uint64_t base[2] = {0, 0};
-            descriptors(ring, base);
-            const int slices = (K + BK - 1) / BK;
-            for (int s = 0; s < slices; ++s, ++count) {
-                issue(ring, count, d, base);
-                wgmma_wait<1>();
-                if (s > 0)
-                    release(ring, count - 1);
-            }
-            wgmma_wait<0>();
-            release(ring, count - 1);
-        }
-
-        // --- what the epilogue (epilogue.cuh) asks of the accumulators ---
-
-        // Its 64 x BN part of the tile at (row0, col0) into C: each thread's pairs of neighbouring columns as
-        // one 8-byte store where C's rows start on 8 bytes (N even, C on 8 bytes) and both lie inside, else one
-        // by one; nothing outside C.
-        __device__ __forceinline__ void store(const float (&d)[ACCUMULATORS], float* __restrict__ C, int M, int N, int row0,
-                                              int col0) const
-        {
-            const bool pairs = N % 2 == 0 && reinterpret_cast<uintptr_t>(C) % 8 == 0;
-#pragma unroll
-            for (int i = 0; i < BN / 8; ++i)
-#pragma unroll
-                for (int h = 0; h < 2; ++h) {   // h = 0: row g, d[4i], d[4i + 1]; h = 1: row g + 8, d[4i + 2, 3]
-                    const int r = row0 + rows + 16 * w + g + 8 * h, c = col0 + 8 * i + 2 * t;
-                    if (r >= M)
-                        continue;
-                    float* out = C + (size_t)r * N + c;
-                    if (pairs && c + 1 < N) {
-                        *reinterpret_cast<float2*>(out) = make_float2(d[4 * i + 2 * h], d[4 * i + 2 * h + 1]);
-                    } else {
-                        if (c < N)
-                            out[0] = d[4 * i + 2 * h];
-                        if (c + 1 < N)
-                            out[1] = d[4 * i + 2 * h + 1];
-                    }
-                }
-        }
-
-        // Its part in quarters of 64 x 64 (BN / 64 of them: four of 256 columns): quarter q's place in the
-        // tile, and its values at offset(m, n) from `out`, (m, n) their place in the quarter; each neighbouring
-        // pair (columns n and n + 1 of one 16-byte chunk) as one 8-byte store.
-        static constexpr int QUARTERS = BN / 64;
-
-        __device__ __forceinline__ int2 quarter_origin(int q) const { return make_int2(rows, 64 * q); }
-
-        template <class Offset>
-        __device__ __forceinline__ void write_quarter(int q, const float (&d)[ACCUMULATORS], unsigned char* out,
-                                                      Offset offset) const
-        {
-#pragma unroll
-            for (int i = 8 * q; i < 8 * q + 8; ++i)
-#pragma unroll
-                for (int h = 0; h < 2; ++h) {
-                    const int m = 16 * w + g + 8 * h, n = 8 * (i - 8 * q) + 2 * t;
-                    *reinterpret_cast<float2*>(out + offset(m, n)) =
-                        make_float2(d[4 * i + 2 * h], d[4 * i + 2 * h + 1]);
-                }
-        }
-    };
+    template <int N>
+    __device__ __forceinline__ static void wgmma(float (&d)[N / 2], uint64_t a, uint64_t b)
+    {
+        wgmma_bf16<N>(d, a, b);
+    }
 };
+
+template <bool SteppedDescriptors, bool OwnLoads, int BBlocks = 1>
+using Bf16Mainloop = SmemMainloop<Bf16Operands, SteppedDescriptors, OwnLoads, BBlocks>;

@@ -43,14 +43,11 @@ struct Tf32Mainloop {
     static constexpr int BOX_COLUMNS = 32, BOXES_A_COPY = BBlocks;   // a box of B: 32 FP32 columns (128 bytes)
     static constexpr int A_BYTES = BM * BK * 4, B_BOX_BYTES = BK * 32 * 4;
     static constexpr int STAGE_BYTES = A_BYTES + (BN / 32) * B_BOX_BYTES;
-    static constexpr bool OWN_LOADS = OwnLoads;
+    static constexpr bool OWN_LOADS = OwnLoads, B_K_MAJOR = false;   // B as the study stores it, K x N
     // setmaxnreg moves registers between the warpgroups within what the block was launched with (the kernel's
     // cap, 65,536 / THREADS rounded down to 8, times THREADS): the producer's loops fit in 72 (its own loads
     // spill in fewer), and the consumers take the rest.
-    static constexpr int PRODUCER_REGISTERS = 72, CONSUMER_REGISTERS = 216;
-    static_assert(128 * PRODUCER_REGISTERS + 128 * CONSUMERS * CONSUMER_REGISTERS <=
-                      65536 / THREADS / 8 * 8 * THREADS,
-                  "the warpgroups' registers after setmaxnreg must fit in the block's");
+    static constexpr int PRODUCER_REGISTERS = 72, CONSUMER_REGISTERS = 216;   // gemm.cuh checks they fit
     static_assert(BLOCK_DIM_X == THREADS && BLOCK_DIM_Y == 1,
                   "kernels/registry.yaml's block must be THREADS x 1: a producer and CONSUMERS consumer warpgroups");
     static_assert((BM == 64 || BM == 128 || BM == 256) && BK == 32,

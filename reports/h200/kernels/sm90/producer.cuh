@@ -4,7 +4,8 @@
 // where the copy engine puts A(row0 + m, k0 + k) and B(k0 + k, col0 + n)).
 // A's box is BM x BK (BM / CLUSTER rows a block in a cluster); B's slice
 // comes as BN / Mainloop::BOX_COLUMNS boxes, each one 128-byte swizzle row
-// of elements wide.
+// of elements wide (BK x BOX_COLUMNS of B stored K x N; of B stored N x K,
+// Mainloop::B_K_MAJOR, BOX_COLUMNS x BK).
 
 #pragma once
 
@@ -47,9 +48,10 @@ __device__ __forceinline__ void produce_tile(const Ring<Mainloop>& ring, int& co
                         tma_load_3d(tile + Mainloop::A_BYTES + j * Mainloop::B_BOX_BYTES, map_b, 0, k0,
                                     col0 / BOX_COLUMNS + j, &ring.full[s]);
                 else
-                    for (int j = 0; j < BN / BOX_COLUMNS; ++j)
+                    for (int j = 0; j < BN / BOX_COLUMNS; ++j)   // a K-major B's box: x is its k, y its n
                         tma_load_2d(tile + Mainloop::A_BYTES + j * Mainloop::B_BOX_BYTES, map_b,
-                                    col0 + BOX_COLUMNS * j, k0, &ring.full[s]);
+                                    Mainloop::B_K_MAJOR ? k0 : col0 + BOX_COLUMNS * j,
+                                    Mainloop::B_K_MAJOR ? col0 + BOX_COLUMNS * j : k0, &ring.full[s]);
             }
             continue;
         }

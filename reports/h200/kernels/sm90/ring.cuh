@@ -1,6 +1,6 @@
 // The ring of shared-memory stages through which the producer warpgroup hands
 // K-slices to the consumer warpgroups, for any mainloop (mainloop_tf32.cuh,
-// mainloop_bf16.cuh): STAGES stages of Mainloop::STAGE_BYTES, each one
+// mainloop_smem.cuh): STAGES stages of Mainloop::STAGE_BYTES, each one
 // K-slice of the block's tile as that mainloop lays it out.
 //
 // Stage s is handed over on two mbarriers: full[s] (the producer's bytes, or
