@@ -71,9 +71,10 @@ def end_of_success(run, since: float = 0.0) -> None:
     if builds:
         atexit.register(_last_line, f"error: {len(builds)} build(s) failed: {', '.join(builds)}", True)
         return
-    if written < since:
-        atexit.register(print, f"Nothing measured in this run: the tables in {report}/ are those of an earlier "
-                        "run" if written else "Nothing measured in this run", file=sys.stderr)
+    if not written or written < since:
+        if since:
+            atexit.register(print, f"Nothing measured in this run: the tables in {report}/ are those of an "
+                            "earlier run" if written else "Nothing measured in this run", file=sys.stderr)
         return
     df = read_results(table)   # whole columns typed at once: no DtypeWarning as the last words
     lines = failures(df)
