@@ -241,7 +241,7 @@ class CublasLt:
                 raise StudyError(f"cuBLASLt offers no FP8 algorithm for {M}x{N}x{K}, nor padded to {Mp}x{Np}x{Kp}")
             space = None
             if shape != (M, N, K):
-                rows_a, rows_b, Kp = shape[0], shape[1], shape[2]
+                rows_a, rows_b, Kp = shape
                 space = {"shape": shape, "A": self.gpu.empty(rows_a * Kp), "B": self.gpu.empty(rows_b * Kp)}
                 self.gpu.fill_u32(space["A"], 0, rows_a * Kp // 4)   # the added rows and columns stay zero:
                 self.gpu.fill_u32(space["B"], 0, rows_b * Kp // 4)   # the copies write only the matrices' own

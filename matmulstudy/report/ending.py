@@ -62,8 +62,6 @@ def end_of_success(run, since: float = 0.0) -> None:
     build`, or nothing left to do) says so, rather than speak for a study it did not measure."""
     import atexit
 
-    import pandas as pd
-
     from .results import failed_runs, failed_summary, failures, read_results
     table, report = paths.study_file("results", run.label), paths.REPORT.format(label=run.label)
     written = os.path.getmtime(table) if os.path.exists(table) else 0.0

@@ -142,8 +142,9 @@ def study_page(study: Study) -> str:
     section = headline.page_section(rounds, study.registry, study.config, lambda p: precisions.get(p).label,
                                     second, study.gpu.get("power_limit_w"), taken_on(study, rounds))
     if section and second is None and (study.folder / "repeat").is_dir():   # a repeat run without the rounds
-        apart = settings_apart(study).removeprefix(", ")
-        section += ["The second study (repeat/) did not measure these rounds again" + (f" ({apart})" if apart else "")
+        apart = settings_apart(study)
+        section += ["The second study (repeat/) did not measure these rounds again"
+                    + (f" (its settings apart: {apart})" if apart else "")
                     + ": each ratio here was measured in this study alone.", ""]
     lines += section
     lines += verification(study)

@@ -175,7 +175,8 @@ def harness_checks(study: Study) -> list[str]:
         gpu, cpu = _from_1024(study, repeat)
         moved_in_repeat = gpu["difference"].abs().max()   # NaN where no GPU row
         off = gpu[gpu["difference"].abs() > REPEAT_WITHIN]
-        where = _second_gpu(study) + settings_apart(study)
+        apart = settings_apart(study)
+        where = _second_gpu(study) + (f", its settings apart: {apart}" if apart else "")
         second_study = f"- A second full study of the same code{where} ([repeat.csv](repeat.csv)), sizes from 1024: "
         text = second_study + f"GPU variants within {moved_in_repeat:.1%}"
         if len(off):
@@ -253,12 +254,11 @@ def _second_gpu(study: Study, folder: str = "repeat") -> str:
 
 def settings_apart(study: Study, folder: str = "repeat") -> str:
     """The settings in which the second study (its config.yaml, where kept) differs from this one, the label and
-    the optional stages' switches aside: ', its settings apart: headline_rounds 0' (a second study run without
-    the phases that do not shape its medians), '' where none differ or it keeps none."""
+    the optional stages' switches aside: 'energy_window_s 0, headline_rounds 0' (a second study run without the
+    phases that do not shape its medians), '' where none differ or it keeps none."""
     mine, its = read_config(study.folder), read_config(study.folder / folder)
-    apart = [f"{key} {its[key]}" for key in its
-             if key != "label" and key not in OPTIONAL_STAGE_KEYS and key in mine and its[key] != mine[key]]
-    return f", its settings apart: {', '.join(apart)}" if its and mine and apart else ""
+    return ", ".join(f"{key} {its[key]}" for key in its
+                     if key != "label" and key not in OPTIONAL_STAGE_KEYS and key in mine and its[key] != mine[key])
 
 
 def _on_gpu(study: Study, uuid) -> str:
