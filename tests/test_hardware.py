@@ -109,7 +109,7 @@ def test_every_tensor_core_step_runs_hmma_and_no_ffma_in_its_main_loop(registry,
 
 def test_tensor_idle_cycles_per_tile_are_an_sms_idle_cycles_over_its_share_of_the_tiles():
     """4096 x 4096 in 128 x 256 tiles is 512 tiles, 3.88 an SM on 132: 286,632 active cycles at 88.69% busy leave
-    32,418 idle cycles, 8,358 a tile (step 42 on the H100, lab-notebook:notes/bf16.md). No tile (cuBLAS) or no ncu: NaN."""
+    32,418 idle cycles, 8,358 a tile (step 42 on the H100, 6fbf69a:notes/bf16.md). No tile (cuBLAS) or no ncu: NaN."""
     import pandas as pd
     from matmulstudy.study.counters import COUNTERS, tensor_idle_cycles_per_tile
     hw = pd.DataFrame([

@@ -193,7 +193,7 @@ def test_the_repeat_is_these_two_studies_and_the_page_gives_a_reason_for_each_on
     comparison of the committed summaries, and the page names each measurement more than 1% apart, most with
     the reason the tables give (throttled samples, or sample ranges that overlap: a kernel with two modes).
     How many are within 1% is reported, not asserted: issue 23's bar (97%) was met by the H200's pair and not by
-    the H100's (96%; lab-notebook:notes/power_cap.md)."""
+    the H100's (96%; 6fbf69a:notes/power_cap.md)."""
     folder = ROOT / "reports" / label
     registry = snapshot.read_registry(folder)
     assert list(snapshot.read_registry(folder / "repeat")) == list(registry)   # the same variants, measured again

@@ -5,7 +5,7 @@
 // thread tile, 4-byte cp.async for every load, the edge masks computed once,
 // the ragged K slice done first, two buffers), measured in the study's
 // harness level with cuBLAS SGEMM at 4096 and 8192
-// (lab-notebook:notes/beyond_the_seeds.md); the asynchronous copies are the CUDA C++
+// (6fbf69a:notes/beyond_the_seeds.md); the asynchronous copies are the CUDA C++
 // Programming Guide's ("Asynchronous Data Copies", cp.async, sm_80).
 //
 // The problem: step 17 is a few points short of cuBLAS SGEMM at 4096, with 1,273 SASS

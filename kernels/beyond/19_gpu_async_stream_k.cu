@@ -32,7 +32,7 @@
 // instructions per 1,024 FFMA, and this step ran about two points slower at
 // 4096 and 8192 than with its whole tiles as blocks of their own after the
 // slices; with them before the slices, in between
-// (lab-notebook:notes/beyond_the_seeds.md).
+// (6fbf69a:notes/beyond_the_seeds.md).
 // Its buffers are flipped by an XOR, as step 18's (XOR_BUFFERS 1), and
 // its copies are addressed as step 18's first version did (LEAN_COPIES 0):
 // with step 18's offsets in registers this kernel ran about 2 points

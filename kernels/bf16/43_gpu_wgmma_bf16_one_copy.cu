@@ -15,7 +15,7 @@
 // a wrong product, timed only) the main loop was about a tenth faster: the
 // loads slow the tensor cores, while the consumers hardly wait for a stage.
 // Splitting A's box in two or four made the main loop slower still
-// (lab-notebook:notes/bf16.md).
+// (6fbf69a:notes/bf16.md).
 //
 // What changes: B's tensor map is 3-D, (a block's 64 columns, K rows, N / 64
 // blocks; the blocks 128 bytes apart in global memory), and one box of it

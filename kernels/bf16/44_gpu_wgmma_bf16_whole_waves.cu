@@ -14,7 +14,7 @@
 // four tiles and 16 multiprocessors sit out the last round. Through the first
 // three rounds all 132 load their slices at once; the main loop's time is set
 // by those loads (with none after the ring's first fill, a tile takes about a
-// tenth less time, lab-notebook:notes/bf16.md), and the extra four blocks add to
+// tenth less time, 6fbf69a:notes/bf16.md), and the extra four blocks add to
 // the traffic without taking a round off.
 //
 // What changes: the blocks that take tiles (the scheduler's WholeRounds; the

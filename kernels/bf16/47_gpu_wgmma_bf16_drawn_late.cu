@@ -22,7 +22,7 @@
 //   it matters: at 4096 the queue beat the fixed share by block number, and
 //   shares by the multiprocessor's number (%smid) were slower than both,
 //   with the same DRAM bytes in each (Nsight Compute;
-//   lab-notebook:notes/late_draw/).
+//   6fbf69a:notes/late_draw/).
 //
 // What changes: the scheduler's Draw::when_needed (the code is
 // scheduler.cuh's QueuedTiles::next). The drawer draws a ticket where it

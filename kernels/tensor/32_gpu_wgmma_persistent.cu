@@ -25,7 +25,7 @@
 // again. Nothing else in the main loop changes.
 //
 // Counter that shows it: the tensor pipe's busy share (ncu), higher at 4096
-// (lab-notebook:notes/tensor_cores.md), and the time with it. At 8192 it
+// (6fbf69a:notes/tensor_cores.md), and the time with it. At 8192 it
 // gains nothing: its clusters drift apart over 15.5 tiles each, those running
 // at one time no longer hold neighbouring tiles, and DRAM reads rise. Step 33
 // mends that. The step's page gives the measured values.

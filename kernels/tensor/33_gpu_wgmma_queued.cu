@@ -14,7 +14,7 @@
 // clusters running at one time no longer hold neighbouring tiles, the slices
 // of A and B one of them brings into L2 are gone before the others need them,
 // and the GPU reads more from DRAM than step 31 does (ncu,
-// lab-notebook:notes/tensor_cores.md). A grid of one tile a block never drifts:
+// 6fbf69a:notes/tensor_cores.md). A grid of one tile a block never drifts:
 // the hardware starts the next block in order on the first multiprocessor
 // that frees.
 //

@@ -135,7 +135,7 @@ class Sustained:
         """Time per launch: by the CUDA events where the window saw two chunks finish, else the window's host
         time over its interpolated launches. The host sees a chunk finished only when it polls, between NVML
         reads: at 8192 on the H100 (cuBLAS FP32, one 21 ms launch a chunk, 0.5 s windows) the interpolated rate
-        spread over 51.1-52.0 TFLOP/s in six windows, the events' over 51.63-52.00 (lab-notebook:notes/power_cap.md)."""
+        spread over 51.1-52.0 TFLOP/s in six windows, the events' over 51.63-52.00 (6fbf69a:notes/power_cap.md)."""
         if self.timed_launches:
             return self.timed_s * 1e3 / self.timed_launches
         return self.seconds * 1e3 / self.launches

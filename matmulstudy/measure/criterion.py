@@ -20,7 +20,7 @@ other stop the timing, and the median of those ten is one of the modes of
 a spread of launch times, not its middle. On the H100, the tensor-core
 chapter's cuBLAS reference at 1024 takes 16.3-18.5 us a launch with a cold
 L2; the medians of the first ten samples of 16 measurements ranged over
-4.8%, those of all 200 over 1.2% (lab-notebook:notes/power_cap.md).
+4.8%, those of all 200 over 1.2% (6fbf69a:notes/power_cap.md).
 
 A measurement may be taken in several CUDA contexts, one after another
 (the config's `contexts`): a context sets an offset that all its launches

@@ -16,7 +16,7 @@ tile, more than one group of tile rows), then timed on the timing shapes as
 the study times them, each against the same GPU reference, with the lowest
 SM clock NVML read and the number of throttled samples. The study's numbers
 come from the workflow; this is the short loop between two of its runs
-(lab-notebook:notes/beyond_the_seeds.md and lab-notebook:notes/tensor_cores.md keep what each version
+(6fbf69a:notes/beyond_the_seeds.md and 6fbf69a:notes/tensor_cores.md keep what each version
 was predicted to do and did). With --rounds R, the timed shapes are timed R
 times, every variant once a round in turn, so that a ratio is taken between
 neighbours in time (near the power cap a GPU's clock moves between them).
@@ -29,7 +29,7 @@ spent storing C (epilogue_pct: the time its tensor work waits). With --fit-k (ti
 shapes of one M x N at several K), each variant's time is also fitted by a
 straight line over K: its slope is the main loop's cost, its intercept what
 a launch spends outside the main loop (C going out, the tiles' starts, the
-launch), so two kernels' gap splits into the two (lab-notebook:notes/bf16.md, "timed
+launch), so two kernels' gap splits into the two (6fbf69a:notes/bf16.md, "timed
 over K").
 """
 

@@ -16,7 +16,7 @@
 // 8 k-rows, each loaded into registers at k = 1 (or 9) and stored into the
 // free buffer at k = 7 (or 15), so a thread holds the same two float4s in
 // flight as at BK = 8 (step 12 with a 16-deep slice in one piece spilled:
-// notes/beyond_the_seeds.md). Shared memory doubles to 32 KiB a block (two
+// 6fbf69a:notes/beyond_the_seeds.md). Shared memory doubles to 32 KiB a block (two
 // buffers of 16 x (128 + 128) floats); two blocks still fit an SM.
 //
 // Counters that show it: in the SASS main loop, BAR per FFMA halves and

@@ -32,7 +32,7 @@
 // instructions per 1,024 FFMA, and this step ran 98.4% of cuBLAS SGEMM at
 // 4096 on the H100 and 101.4% at 8192; with its whole tiles as blocks of
 // their own after the slices, 100.3-100.4% and 103.0%; with them before
-// the slices, 99.8-99.9% and 102.8% (notes/beyond_the_seeds.md).
+// the slices, 99.8-99.9% and 102.8% (6fbf69a:notes/beyond_the_seeds.md).
 // Its buffers are flipped by an XOR, as step 28's (XOR_BUFFERS 1), and
 // its copies are addressed as step 28's first version did (LEAN_COPIES 0):
 // with step 28's offsets in registers this kernel ran about 2 points

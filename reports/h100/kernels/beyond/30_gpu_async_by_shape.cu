@@ -4,7 +4,7 @@
 //
 // Source: choosing among kernels by shape, as cuBLAS does (on the H100,
 // cuBLAS SGEMM runs a 256 x 128 tile kernel at 4096 and a 64 x 64 one at
-// 1537 x 3001 x 997: ncu's kernel names, notes/step28_fp32/step30_ncu.txt);
+// 1537 x 3001 x 997: ncu's kernel names, 6fbf69a:notes/step28_fp32/step30_ncu.txt);
 // the second kernel is step 29's (Stream-K's hybrid, Osama et al., PPoPP
 // 2023) with its main loop and epilogue out of line.
 //
@@ -26,13 +26,13 @@
 //   28's). Its buffers are in shared memory at file scope, where a called
 //   function reaches them. At 1537 x 3001 x 997 on the H100: 91.5% of cuBLAS
 //   SGEMM, against step 29's 87.7% (ncu there: SM-active cycles 3.9% fewer,
-//   FMA pipe busy 68.4% against 65.0%, notes/step28_fp32/step30_ncu.txt).
+//   FMA pipe busy 68.4% against 65.0%, 6fbf69a:notes/step28_fp32/step30_ncu.txt).
 // - gpu_async_stream_k, step 29's kernel unchanged (included below; the same
 //   SASS, instruction for instruction), at every other shape. Where whole
 //   tiles run, they run inlined, as step 28's blocks: there the called piece
 //   costs 1 to 4 points (2048: 95.4% against 99.0%); and with less than one
 //   wave of tiles, each cut in many pieces, 8 points at 1024 (50.9% against
-//   58.8%; notes/beyond_the_seeds.md).
+//   58.8%; 6fbf69a:notes/beyond_the_seeds.md).
 // Both kernels are right at every shape: the GPU tests run each on every
 // ragged shape, and the sanitizer each on its shapes. The rule only says
 // which is faster where.

@@ -10,7 +10,7 @@
 // 4-byte STG, and a piece of a cut tile (Stream-K's fix-up, step 15) read a
 // row of C only after it had written the row before: 16 round trips to L2
 // in a row, for each piece. Stamped block by block at 4096 on the H100
-// (notes/step28_fp32/k4096/timeline.py: each block's start and end by
+// (6fbf69a:notes/step28_fp32/k4096/timeline.py: each block's start and end by
 // %globaltimer), step 29's blocks that share out the partial wave ended 612
 // to 640 us into the launch, where 0.88 of a whole tile's 684 us is 601;
 // every SM then ran three whole tiles, so the last of them set the end,
@@ -29,7 +29,7 @@
 // wide epilogue (its body is step 29's async_stream_k, vector true); the
 // rule launches it wherever step 30 launches step 29's.
 //
-// On the H100 (notes/step28_fp32/k4096/step31_h100.txt, two rounds against
+// On the H100 (6fbf69a:notes/step28_fp32/k4096/step31_h100.txt, two rounds against
 // cuBLAS SGEMM, step 30 beside it): 101.8% at 4096 (step 30: 100.3-100.5%),
 // 103.7% at 8192 (102.9%), 100.8-100.9% at 2048 (98.5-98.6%), and 89.0-89.2%
 // at 1024 (58.8-59.1%), where 32 tiles are shared out among 132 blocks and

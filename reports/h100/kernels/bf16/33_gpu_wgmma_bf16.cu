@@ -52,7 +52,7 @@
 //
 // Counter that shows it (hardware.csv): the tensor pipe's active share
 // (ncu), higher than step 32's: 27.4 -> 79.3% at 4096 on the H100
-// (notes/bf16.md); HGMMA.64x256x16.F32.BF16 with .tnspB in the SASS main
+// (6fbf69a:notes/bf16.md); HGMMA.64x256x16.F32.BF16 with .tnspB in the SASS main
 // loop, no HMMA, no LDSM. Measured there with devbench, two rounds against
 // cuBLAS BF16: 84.5-84.9% at 4096 (640 TFLOP/s; step 32: 22.7%), 81.9-82.0%
 // at 8192, 90.7-91.0% at 2048.

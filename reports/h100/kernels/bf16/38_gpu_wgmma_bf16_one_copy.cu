@@ -16,7 +16,7 @@
 // 4096 on the H100, with them 40.4-42.1 (seven H100s): the loads slow the
 // tensor cores by about a tenth, while the consumers hardly wait for a
 // stage (about 1,000 cycles a tile beyond the waits' own cost). Splitting
-// A's box in two or four made the main loop slower still (notes/bf16.md).
+// A's box in two or four made the main loop slower still (6fbf69a:notes/bf16.md).
 //
 // What changes: B's tensor map is 3-D, (a block's 64 columns, K rows, N / 64
 // blocks; the blocks 128 bytes apart in global memory), and one box of it
@@ -31,7 +31,7 @@
 // GPU-06fd217d): 88.5 -> 89.1% (cuBLAS BF16: 90.6%), L2 hits 80.4 -> 82.6%.
 // What it buys depends on the GPU. Measured with devbench against cuBLAS
 // BF16 on six H100s (alternating rounds; the table in
-// notes/bf16.md): 0.4-1.9 points at 4096 on five of them, e.g. 97.1-98.3%
+// 6fbf69a:notes/bf16.md): 0.4-1.9 points at 4096 on five of them, e.g. 97.1-98.3%
 // against step 37's 95.7-97.0% on GPU-7f7914b1 (four runs), where the main
 // loop's time a tile of 4096 k, fitted over K = 1024 to 8192 at M = N =
 // 4096, goes 40.4 -> 40.1 us and the rest of a tile 5.7 -> 5.4 us; nothing

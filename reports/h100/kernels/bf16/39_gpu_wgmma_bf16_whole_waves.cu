@@ -14,7 +14,7 @@
 // four tiles and 16 multiprocessors sit out the last round. Through the first
 // three rounds all 132 load their slices at once; the main loop's time is set
 // by those loads (with none after the ring's first fill, a tile takes 36.3-
-// 37.1 us instead of 40.4-42.1, notes/bf16.md), and the extra four blocks
+// 37.1 us instead of 40.4-42.1, 6fbf69a:notes/bf16.md), and the extra four blocks
 // add to the traffic without taking a round off.
 //
 // What changes: only the grid (the registry's `grid: [whole_waves, 1]`,
@@ -32,7 +32,7 @@
 // 90.3%), and the main loop's time a tile of 4096 k, fitted over K = 1024 to
 // 8192 at M = N = 4096 (devbench --fit-k), falls 40.98 -> 40.40 us (cuBLAS
 // BF16: 40.06). Measured with devbench against cuBLAS BF16 (H100,
-// alternating rounds, notes/whole_waves/): on GPU-24c8e734 (three rounds, as
+// alternating rounds, 6fbf69a:notes/whole_waves/): on GPU-24c8e734 (three rounds, as
 // a candidate of step 38) 97.5-98.5% at 4096 against step 38's 95.7-97.0%,
 // 101.3-101.4% at 8192 against 99.95-100.0%, 196% at 1537x3001x997 against
 // 189-190%; on GPU-3735863d (two rounds) 97.8-98.1% at 4096 against

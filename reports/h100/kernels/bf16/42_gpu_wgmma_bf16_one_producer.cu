@@ -14,7 +14,7 @@
 // anything. Warps 1 to 3 of the producer so wait on the slot's barrier for
 // a whole tile at a time: a cluster-scope acquire, each round of the wait an
 // L1 invalidation (`CCTL.IVALL`), 23% of all warp samples at 4096 on step
-// 37 (Nsight Compute's warp sampling, notes/bf16.md). They issue
+// 37 (Nsight Compute's warp sampling, 6fbf69a:notes/bf16.md). They issue
 // instructions on the multiprocessor's schedulers beside the consumers'
 // wgmma, fences and epilogue stores, and do nothing else.
 //
@@ -28,7 +28,7 @@
 // the issue slots' busy share 22.4 -> 21.7% (issue_active_pct; in the H100
 // study of commit f0dd791, GPU-edf9bb36, 22.43 -> 21.68%); the tensor
 // pipe's share is the same (89.7 -> 89.6%). A small step: in alternating
-// rounds against cuBLAS BF16 (on H100s, devbench, notes/one_producer/)
+// rounds against cuBLAS BF16 (on H100s, devbench, 6fbf69a:notes/one_producer/)
 // 97.7-98.4% at 4096 against step 39's 97.3-98.4% (three rounds), 101.2-
 // 101.3% at 8192 against 101.1-101.2%, 95.5-96.3% at 2048 against 95.5-
 // 96.2%; on GPU-7337c3d9, as a candidate, 98.7-99.3% at 4096 against

@@ -19,7 +19,7 @@
 // (hardware.csv's loop_instructions): 8 consumer warps x 104 is most of
 // the some 980 instructions a block issues a slice, where cuBLAS BF16's
 // kernel issues about half of our instructions in all (Nsight Compute,
-// 17.6 against 32.2 million at 4096; notes/bf16.md).
+// 17.6 against 32.2 million at 4096; 6fbf69a:notes/bf16.md).
 //
 // What changes: STEPPED_DESCRIPTORS = 1 (the registry's defines; the code
 // is wgmma_bf16.cuh's Consumer::descriptors, issue, slot and parity).
@@ -42,7 +42,7 @@
 // cuBLAS BF16's 17.6; the issue slots' busy share 21.7 -> 11.3%
 // (issue_active_pct; cuBLAS 11.9%); the tensor pipe 89.4 -> 89.7%.
 // In alternating rounds against cuBLAS BF16 on that GPU (devbench, three
-// rounds, notes/stepped_descriptors/): 97.4-98.4% at 4096 against step
+// rounds, 6fbf69a:notes/stepped_descriptors/): 97.4-98.4% at 4096 against step
 // 42's 96.8-98.0%, 101.6-101.7% at 8192 against 100.9-101.0%, 95.3-95.8%
 // at 2048 against 94.5-95.4%. In five runs of such rounds on that GPU,
 // as the change took its form, it was above step 42 in every round, by

@@ -22,7 +22,7 @@
 //   it matters: at 4096 on one H100 the fixed share by block number took
 //   184.8 us, the queue 181.6, and shares by the multiprocessor's number
 //   (%smid) 191 to 207 (the same DRAM bytes in each, Nsight Compute;
-//   notes/late_draw/).
+//   6fbf69a:notes/late_draw/).
 //
 // What changes: DRAW_LATE = 1 (the registry's defines; the code is
 // tiles.cuh's QueuedTiles::next). The drawer draws a ticket where it
@@ -36,7 +36,7 @@
 // and SM balance (hardware.csv). Measured in alternating rounds against
 // step 43 and cuBLAS BF16 (devbench, four placements, every result
 // verified; H100 GPU-d7ec9ec1 and GPU-0dfd0723, four rounds each,
-// notes/late_draw/runs/): % of cuBLAS BF16 at 4096 99.7-100.4 and
+// 6fbf69a:notes/late_draw/runs/): % of cuBLAS BF16 at 4096 99.7-100.4 and
 // 99.3-100.1 against step 43's 98.8-99.2 and 98.0-98.8; at 2048 97.4-98.2
 // and 96.9-97.3 against 95.4-96.0 and 94.5-95.4; at 8192 the same as step
 // 43 (102.0-102.7).

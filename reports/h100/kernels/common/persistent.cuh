@@ -27,7 +27,7 @@
 
 static_assert(BM % C_ROWS == 0 && BN == 64 * CONSUMERS, "C goes out in quarters of rows, 64 columns a consumer");
 static_assert(PRODUCER_WARPS == 4, "every producer warp walks the tiles here: step 42's one producer warp is BF16's "
-              "(persistent_bf16.cuh); in TF32 it gained nothing (notes/bf16.md, step 42)");
+              "(persistent_bf16.cuh); in TF32 it gained nothing (6fbf69a:notes/bf16.md, step 42)");
 
 // One consumer warpgroup's 256 x 64 part of the tile at (row0, col0), out through its buffer (tiles.cuh's
 // send_quarter) in four quarters of 64 rows: in quarter q, each thread's 32 values of those rows.

@@ -57,7 +57,7 @@ struct StridedTiles : TileGrid {
 // persistent worker takes the next item from a global pool when it runs out (Aila and Laine's persistent
 // threads), so the order of the tickets is the order in which the blocks got through their tiles. Drawn a tile
 // ahead, it was the order in which they started them, and ptxas's warp-aggregated atomicAdd made thread 0,
-// which makes every copy, wait for the atomic's trip to L2 before its first copy of each tile (notes/bf16.md).
+// which makes every copy, wait for the atomic's trip to L2 before its first copy of each tile (6fbf69a:notes/bf16.md).
 __device__ unsigned tile_ticket;   // the next ticket; 0 between launches
 __shared__ int tile_slot[2];
 __shared__ uint64_t slot_full[2], slot_empty[2];

@@ -21,7 +21,7 @@
 //
 // Counter that shows it: the main loop's instructions per wgmma (SASS),
 // lower: 40.1 -> 27.9 (321 -> 223 a loop of two slices). Measured on the
-// H100 (notes/tensor_cores.md, two rounds against step 24 in one run):
+// H100 (6fbf69a:notes/tensor_cores.md, two rounds against step 24 in one run):
 // +1.1 to +1.8% at 4096, 92.7-93.3% of cuBLAS TF32; 93.6-93.7% at 8192;
 // 95.8-96.2% at 2048; the margin against TF32's bound 0.15 -> 0.24-0.27.
 //

@@ -25,7 +25,7 @@
 // again. Nothing else in the main loop changes.
 //
 // Counter that shows it: the tensor pipe's busy share (ncu), higher: 85.6 ->
-// 90.2% at 4096 on the H100 (notes/tensor_cores.md). Measured there with
+// 90.2% at 4096 on the H100 (6fbf69a:notes/tensor_cores.md). Measured there with
 // devbench, two rounds against step 25: 95.1-95.5% of cuBLAS TF32 at 4096
 // (step 25: 92.1-92.6%), 97.5-98.7% at 2048. At 8192 it gains nothing
 // (93.5%, step 25 93.6-93.8%): its clusters drift apart over 15.5 tiles each,

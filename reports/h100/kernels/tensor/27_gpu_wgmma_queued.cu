@@ -13,7 +13,7 @@
 // tiles a cluster) a fast one gets several tiles ahead of a slow one: the
 // clusters running at one time no longer hold neighbouring tiles, the slices
 // of A and B one of them brings into L2 are gone before the others need them,
-// and the GPU reads more from DRAM (ncu on the H100, notes/tensor_cores.md:
+// and the GPU reads more from DRAM (ncu on the H100, 6fbf69a:notes/tensor_cores.md:
 // 2.93 GB against step 25's 2.50). A grid of one tile a block never drifts:
 // the hardware starts the next block in order on the first multiprocessor
 // that frees.

@@ -23,8 +23,8 @@
 // Counter that shows it: UTMALDG in the producer's loop, 5 -> 2 a slice
 // (SASS), and the tensor pipe's busy share (ncu at 4096, GPU-3735863d):
 // 91.9 -> 92.2%. Measured with devbench against cuBLAS TF32
-// (on H100s, alternating rounds; notes/whole_waves/ and
-// notes/bf16_timeline/): 98.9-99.3% at 4096 against step 27's 97.9-98.1%
+// (on H100s, alternating rounds; 6fbf69a:notes/whole_waves/ and
+// 6fbf69a:notes/bf16_timeline/): 98.9-99.3% at 4096 against step 27's 97.9-98.1%
 // (GPU-dca975f1, as a candidate), 98.9-99.0% against 98.3-98.5%
 // (GPU-24c8e734, as a candidate), 98.7-98.9% against 98.2-98.3%
 // (GPU-3735863d); at 8192 96.9-97.3% against 96.6-97.2% on the three.

@@ -22,7 +22,7 @@
 // share 92.2 -> 92.6%, and the main loop's time at M = N = 4096, fitted over
 // K (devbench --fit-k), 82.44 -> 81.78 us a launch per 1024 k. Measured with
 // devbench against cuBLAS TF32 (on H100s, alternating rounds,
-// notes/whole_waves/): on GPU-24c8e734 (three rounds, as a candidate of step
+// 6fbf69a:notes/whole_waves/): on GPU-24c8e734 (three rounds, as a candidate of step
 // 27 with B in one copy) 99.6-99.7% at 4096 against 98.9-99.0%, 98.5-98.8%
 // at 8192 against 97.2-97.3%, 152-153% at 1537x3001x997 against 143-144%; on
 // GPU-3735863d (two rounds) 99.6% at 4096 against 98.7-98.9%, 98.6% at 8192

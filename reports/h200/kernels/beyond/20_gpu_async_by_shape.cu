@@ -4,7 +4,7 @@
 //
 // Source: choosing among kernels by shape, as cuBLAS does (on the H100,
 // cuBLAS SGEMM runs a 256 x 128 tile kernel at 4096 and a 64 x 64 one at
-// 1537 x 3001 x 997: ncu's kernel names, lab-notebook:notes/step28_fp32/step30_ncu.txt);
+// 1537 x 3001 x 997: ncu's kernel names, 6fbf69a:notes/step28_fp32/step30_ncu.txt);
 // the second kernel is step 19's (Stream-K's hybrid, Osama et al., PPoPP
 // 2023) with its main loop and epilogue out of line.
 //
@@ -26,12 +26,12 @@
 //   18's). Its buffers are in shared memory at file scope, where a called
 //   function reaches them. At 1537 x 3001 x 997 it is faster than step 19
 //   (ncu there: fewer SM-active cycles, the FMA pipe busier;
-//   lab-notebook:notes/step28_fp32/step30_ncu.txt).
+//   6fbf69a:notes/step28_fp32/step30_ncu.txt).
 // - gpu_async_stream_k, step 19's kernel unchanged (included below; the same
 //   SASS, instruction for instruction), at every other shape. Where whole
 //   tiles run, they run inlined, as step 18's blocks: there the called piece
 //   costs a few points (2048); and with less than one wave of tiles, each cut
-//   in many pieces, more (1024; lab-notebook:notes/beyond_the_seeds.md).
+//   in many pieces, more (1024; 6fbf69a:notes/beyond_the_seeds.md).
 // Both kernels are right at every shape: the GPU tests run each on every
 // ragged shape, and the sanitizer each on its shapes. The rule only says
 // which is faster where.

@@ -10,7 +10,7 @@
 // 4-byte STG, and a piece of a cut tile (Stream-K's fix-up, step 15) read a
 // row of C only after it had written the row before: 16 round trips to L2
 // in a row, for each piece. Stamped block by block at 4096
-// (lab-notebook:notes/step28_fp32/k4096/timeline.py: each block's start and end by
+// (6fbf69a:notes/step28_fp32/k4096/timeline.py: each block's start and end by
 // %globaltimer), step 19's blocks that share out the partial wave ended
 // later than their share of a tile's work would say; every SM then ran three
 // whole tiles, so the last of them set the end, and a whole tile at 4096 took
@@ -32,7 +32,7 @@
 // Counter that shows it: global-store instructions executed (ncu), lower. In
 // time it gains a point or two at 2048 to 8192 and most at 1024, where 32
 // tiles are shared out among 132 blocks and nearly every block adds a piece
-// into C (lab-notebook:notes/step28_fp32/k4096/step31_h100.txt). The step's
+// into C (6fbf69a:notes/step28_fp32/k4096/step31_h100.txt). The step's
 // page gives the measured values.
 //
 // Ragged sizes and alignment: as step 18; where N is not a multiple of 4

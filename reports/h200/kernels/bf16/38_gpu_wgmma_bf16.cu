@@ -51,7 +51,7 @@
 // Any M, N, K >= 1.
 //
 // Counter that shows it (hardware.csv): the tensor pipe's active share
-// (ncu), about three times step 37's at 4096 (lab-notebook:notes/bf16.md);
+// (ncu), about three times step 37's at 4096 (6fbf69a:notes/bf16.md);
 // HGMMA.64x256x16.F32.BF16 with .tnspB in the SASS main loop, no HMMA, no
 // LDSM. The step's page gives the measured values.
 //

@@ -253,7 +253,7 @@ struct Copies<false> : CopyPointers {
 // `more` false, none, or of zero bytes with LEAN_COPIES). At its end, once every thread's copies have landed (the
 // barrier), the next slice's first fragments are loaded. The last slice runs the same code, its copies predicated
 // off (or empty) and its last loads unused. Two other shapes of this loop were slower
-// (lab-notebook:notes/beyond_the_seeds.md): a branch around the barrier kept ptxas from moving the last k's FMAs over the next
+// (6fbf69a:notes/beyond_the_seeds.md): a branch around the barrier kept ptxas from moving the last k's FMAs over the next
 // slice's first loads; the last slice peeled off the loop made ptxas take 254
 // registers and put 176 of the loop's 1,024 FFMAs on a register-bank conflict (two sources read from one bank of
 // the register file), against 102 this way.
