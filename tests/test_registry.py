@@ -102,15 +102,16 @@ def code_lines(variant) -> list[str]:
 
 @pytest.mark.parametrize("step, before, change", [
     ("gpu_wgmma_one_copy", "gpu_wgmma_queued",
-     "using Mainloop = Tf32Mainloop<Overlap::next_slice, false, false, B_BLOCKS>;"),
-    ("gpu_wgmma_whole_waves", "gpu_wgmma_one_copy", "using Scheduler = QueuedTiles<GROUP, true>;"),
-    ("gpu_wgmma_bf16_whole_waves", "gpu_wgmma_bf16_one_copy", "using Scheduler = QueuedTiles<GROUP, true>;"),
+     "using Mainloop = Tf32Mainloop<Overlap::next_slice, Fragments::as_stored, Unaligned::host_copies, B_BLOCKS>;"),
+    ("gpu_wgmma_whole_waves", "gpu_wgmma_one_copy", "using Scheduler = QueuedTiles<GROUP, Takers::whole_rounds>;"),
+    ("gpu_wgmma_bf16_whole_waves", "gpu_wgmma_bf16_one_copy",
+     "using Scheduler = QueuedTiles<GROUP, Takers::whole_rounds>;"),
     ("gpu_wgmma_bf16_one_producer", "gpu_wgmma_bf16_whole_waves",
-     "gemm<Mainloop, Scheduler, BufferStore, 1>(M, N, K, A, B, C, &map_a, &map_b, &map_c);"),
+     "gemm<Mainloop, Scheduler, BufferStore, Producer::one_warp>(M, N, K, A, B, C, &map_a, &map_b, &map_c);"),
     ("gpu_wgmma_bf16_stepped_descriptors", "gpu_wgmma_bf16_one_producer",
-     "using Mainloop = Bf16Mainloop<true, false, B_BLOCKS>;"),
+     "using Mainloop = Bf16Mainloop<Descriptors::stepped, Unaligned::host_copies, B_BLOCKS>;"),
     ("gpu_wgmma_bf16_drawn_late", "gpu_wgmma_bf16_stepped_descriptors",
-     "using Scheduler = QueuedTiles<GROUP, true, Draw::when_needed>;")])
+     "using Scheduler = QueuedTiles<GROUP, Takers::whole_rounds, Draw::when_needed>;")])
 def test_a_tensor_core_steps_change_is_one_line_of_its_file(registry, step, before, change):
     """The three roles composed as types (kernels/sm90/gemm.cuh): a step that changes its mainloop, its scheduler
     or its producer's warps changes one line of its file's code from the step before, and no define or grid of

@@ -63,7 +63,7 @@
 #include "../sm90/mainloop_bf16.cuh"
 #include "../sm90/gemm.cuh"
 
-using Mainloop = Bf16Mainloop<false, true>;
+using Mainloop = Bf16Mainloop<Descriptors::per_wgmma, Unaligned::own_loads>;
 using Scheduler = OneTile<1>;
 
 extern "C" __global__ void __launch_bounds__(Mainloop::THREADS, 1)

@@ -37,7 +37,7 @@
 #include "../sm90/gemm.cuh"
 #include "../common/pad_copy.cuh"   // pad_copy: the operands onto 16 bytes (align_rows in the registry)
 
-using Mainloop = Bf16Mainloop<false, false>;
+using Mainloop = Bf16Mainloop<Descriptors::per_wgmma, Unaligned::host_copies>;
 using Scheduler = StridedTiles<1>;
 
 extern "C" __global__ void __launch_bounds__(Mainloop::THREADS, 1)

@@ -42,8 +42,8 @@
 #include "../sm90/gemm.cuh"
 #include "../common/pad_copy.cuh"   // pad_copy: the operands onto 16 bytes (align_rows in the registry)
 
-using Mainloop = Bf16Mainloop<false, false, B_BLOCKS>;
-using Scheduler = QueuedTiles<GROUP, true>;
+using Mainloop = Bf16Mainloop<Descriptors::per_wgmma, Unaligned::host_copies, B_BLOCKS>;
+using Scheduler = QueuedTiles<GROUP, Takers::whole_rounds>;
 
 extern "C" __global__ void __launch_bounds__(Mainloop::THREADS, 1)
 gpu_wgmma_bf16_whole_waves(int M, int N, int K, const bf16* __restrict__ A, const bf16* __restrict__ B,

@@ -32,27 +32,30 @@
 #include "epilogue.cuh"
 #include "block_clock.cuh"
 
-// ProducerWarps: the producer warpgroup's warps that stay to walk the tiles: all four, or only warp 0, whose
-// thread 0 makes all of the producer's copies (the others leave at once: they have no loads to make, and then
-// neither wait on the tile slots nor arrive there).
-template <class Mainloop, class Scheduler, template <class> class Epilogue, int ProducerWarps = 4>
+// Producer: the producer warpgroup's warps that stay to walk the tiles: the whole warpgroup, or only warp 0
+// (one_warp), whose thread 0 makes all of the producer's copies (the others leave at once: they have no loads to
+// make, and then neither wait on the tile slots nor arrive there).
+enum class Producer { warpgroup, one_warp };
+
+template <class Mainloop, class Scheduler, template <class> class Epilogue, Producer Walkers = Producer::warpgroup>
 __device__ __forceinline__ void gemm(int M, int N, int K, const typename Mainloop::Element* __restrict__ A,
                                      const typename Mainloop::Element* __restrict__ B, float* __restrict__ C,
                                      const CUtensorMap* map_a, const CUtensorMap* map_b, const CUtensorMap* map_c)
 {
-    static_assert(ProducerWarps == 4 || (ProducerWarps == 1 && !Mainloop::OWN_LOADS && CLUSTER == 1),
+    constexpr int producer_warps = Walkers == Producer::one_warp ? 1 : 4;
+    static_assert(Walkers == Producer::warpgroup || (!Mainloop::OWN_LOADS && CLUSTER == 1),
                   "one producer warp makes no loads of its own, and its leaving warps meet no cluster barrier");
     static_assert(128 * Mainloop::PRODUCER_REGISTERS + 128 * Mainloop::CONSUMERS * Mainloop::CONSUMER_REGISTERS <=
                       65536 / Mainloop::THREADS / 8 * 8 * Mainloop::THREADS,
                   "the warpgroups' registers after setmaxnreg must fit in what the block was launched with");
     if (threadIdx.x == 0)
-        Scheduler::init((ProducerWarps + 4 * Mainloop::CONSUMERS) * CLUSTER);
+        Scheduler::init((producer_warps + 4 * Mainloop::CONSUMERS) * CLUSTER);
     setup_ring<Mainloop>(Mainloop::maps_usable(N, K, A, B));
     const int warpgroup = threadIdx.x / 128;
     int count = 0;   // slices through the ring so far, over every tile of the block
     if (warpgroup == 0) {   // the producer
         registers_release<Mainloop::PRODUCER_REGISTERS>();
-        if (threadIdx.x >= 32 * ProducerWarps)
+        if (threadIdx.x >= 32 * producer_warps)
             return;
         if (!Mainloop::OWN_LOADS && !Mainloop::maps_usable(N, K, A, B))
             __trap();   // launched without the host's aligned copies (align_rows in the registry)

@@ -40,5 +40,5 @@ struct Bf16Operands {
     }
 };
 
-template <bool SteppedDescriptors, bool OwnLoads, int BBlocks = 1>
-using Bf16Mainloop = SmemMainloop<Bf16Operands, SteppedDescriptors, OwnLoads, BBlocks>;
+template <Descriptors Made, Unaligned Rows, int BBlocks = 1>
+using Bf16Mainloop = SmemMainloop<Bf16Operands, Made, Rows, BBlocks>;

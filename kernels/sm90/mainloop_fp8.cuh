@@ -47,10 +47,11 @@ struct Fp8Operands {
     }
 };
 
-template <bool SteppedDescriptors, bool OwnLoads, int BBlocks = 1>
-using Fp8Mainloop = SmemMainloop<Fp8Operands, SteppedDescriptors, OwnLoads, BBlocks>;
+template <Descriptors Made, Unaligned Rows, int BBlocks = 1>
+using Fp8Mainloop = SmemMainloop<Fp8Operands, Made, Rows, BBlocks>;
 
 // The same, each slice's sums promoted to FP32 (DeepGEMM's way), the slice multiplied in Pieces pieces of its
 // columns (mainloop_smem.cuh's multiply_promoted).
 template <int Pieces>
-using Fp8PromotedMainloop = SmemMainloop<Fp8Operands, true, false, 1, Promoted<Pieces>>;
+using Fp8PromotedMainloop =
+    SmemMainloop<Fp8Operands, Descriptors::stepped, Unaligned::host_copies, 1, Promoted<Pieces>>;

@@ -19,10 +19,10 @@
 // for large problems, smaller tiles for small ones).
 //
 // Its switches, template parameters a step's file names:
-// - SteppedDescriptors: a consumer builds its descriptors once a tile and steps them by constants, instead of
-//   building two for each wgmma;
-// - OwnLoads: the producer loads a slice by itself where rows are off 16 bytes (false: the host copies such
-//   operands onto 16 bytes first, align_rows);
+// - Descriptors: a consumer builds two for each wgmma (per_wgmma), or builds its descriptors once a tile and
+//   steps them by constants (stepped);
+// - Unaligned (ring.cuh): the producer loads a slice by itself where rows are off 16 bytes (own_loads), or the
+//   host copies such operands onto 16 bytes first (host_copies, align_rows);
 // - BBlocks: B's boxes one copy brings (producer.cuh; the registry's B_BLOCKS, which the host's map needs too);
 // - Sums: where the sums are kept (below): TensorCoreSums or Promoted<Pieces>.
 
@@ -48,15 +48,19 @@ struct Promoted {
     static constexpr int PIECES = Pieces;
 };
 
-template <class Operands, bool SteppedDescriptors, bool OwnLoads, int BBlocks = 1, class Sums = TensorCoreSums>
+// How a consumer makes the shared-memory descriptors of a slice's wgmma (Consumer::descriptors and issue).
+enum class Descriptors { per_wgmma, stepped };
+
+template <class Operands, Descriptors Made, Unaligned Rows, int BBlocks = 1, class Sums = TensorCoreSums>
 struct SmemMainloop {
+    static constexpr bool STEPPED = Made == Descriptors::stepped;
     using Element = typename Operands::Element;
     static constexpr int CONSUMERS = BM / 64, THREADS = 128 * (1 + CONSUMERS);
     static constexpr int ACCUMULATORS = BN / 2;   // a consumer thread's: its share of a 64 x BN part
     static constexpr int BOX_COLUMNS = Operands::BOX_COLUMNS, BOXES_A_COPY = BBlocks;   // of B, one box
     static constexpr int A_BYTES = BM * 128, B_BOX_BYTES = Operands::B_BOX_BYTES;   // A: BM rows of 128 bytes
     static constexpr int STAGE_BYTES = A_BYTES + (BN / BOX_COLUMNS) * B_BOX_BYTES;
-    static constexpr bool OWN_LOADS = OwnLoads, B_K_MAJOR = Operands::B_K_MAJOR;
+    static constexpr bool OWN_LOADS = Rows == Unaligned::own_loads, B_K_MAJOR = Operands::B_K_MAJOR;
     // as the TF32 mainloop's: the producer's own loads fit in 72 registers, the consumers take the rest of the
     // block's (65,536 / THREADS rounded down to 8, times THREADS; gemm.cuh checks they fit)
     static constexpr int PRODUCER_REGISTERS = 72, CONSUMER_REGISTERS = 216;
@@ -67,8 +71,8 @@ struct SmemMainloop {
                   "wgmma m64nBN over 128-byte swizzle rows: BN = 64, 128 or 256, BK one row (64 BF16, 128 FP8), "
                   "BM = 64 or 128");
     static_assert(CLUSTER == 1, "this mainloop has no clusters: each block loads all of its slices");
-    static_assert(!(OwnLoads && B_K_MAJOR), "own loads are written for B stored K x N (BF16's)");
-    static_assert(Sums::PIECES == 0 || (SteppedDescriptors && B_K_MAJOR && BN % Sums::PIECES == 0 &&
+    static_assert(!(OWN_LOADS && B_K_MAJOR), "own loads are written for B stored K x N (BF16's)");
+    static_assert(Sums::PIECES == 0 || (STEPPED && B_K_MAJOR && BN % Sums::PIECES == 0 &&
                                         ACCUMULATORS + ACCUMULATORS / Sums::PIECES + 24 <= CONSUMER_REGISTERS),
                   "promoted sums are written for stepped descriptors and B stored N x K (FP8's), with pieces whose "
                   "part fits in a thread's registers beside its sums");
@@ -107,12 +111,12 @@ struct SmemMainloop {
         // negative values toward zero.
         __device__ __forceinline__ static int slot(int count)
         {
-            return SteppedDescriptors ? int(unsigned(count) % STAGES) : count % STAGES;
+            return STEPPED ? int(unsigned(count) % STAGES) : count % STAGES;
         }
 
         __device__ __forceinline__ static int parity(int count)
         {
-            return SteppedDescriptors ? int(unsigned(count) / STAGES % 2) : (count / STAGES) % 2;
+            return STEPPED ? int(unsigned(count) / STAGES % 2) : (count / STAGES) % 2;
         }
 
         // Stepped descriptors: those of this warpgroup's rows of A and of B in stage 0, built once a tile from a
@@ -121,7 +125,7 @@ struct SmemMainloop {
         // added to their address field (bits 0-13) never carry into the next field.
         __device__ __forceinline__ void descriptors(const Ring<SmemMainloop>& ring, uint64_t (&base)[2]) const
         {
-            if (SteppedDescriptors) {
+            if (STEPPED) {
                 const int warpgroup = __shfl_sync(0xffffffffu, int(threadIdx.x / 128), 0);
                 base[0] = descriptor_sw128(ring.stages + 64 * (warpgroup - 1) * 128);
                 base[1] = Operands::b_descriptor(ring.stages + A_BYTES);
@@ -139,7 +143,7 @@ struct SmemMainloop {
             const unsigned char* tile = ring.stage(count);   // unused with stepped descriptors
             mbarrier_wait(&ring.full[slot(count)], parity(count));
             wgmma_fence();
-            if (SteppedDescriptors) {
+            if (STEPPED) {
                 // stage 0's descriptors, the stage's offset, and a constant for each wgmma (the address field
                 // counts 16 bytes: a wgmma's k is 32 bytes along A's rows; Operands::B_STEP of B's)
                 const uint64_t stage = uint64_t(slot(count) * (STAGE_BYTES / 16));

@@ -13,11 +13,11 @@
 //
 // Its switches, template parameters a step's file names:
 // - Order: how a consumer orders a slice's loads, wgmma and waits (Overlap);
-// - RoundFragments: B^T's fragments rounded to TF32 by cvt.rna, or as they are
+// - Fragments: B^T's fragments rounded to TF32 by cvt.rna, or as they are
 //   (the tensor cores then keep each one's top 19 bits, as they do with the
 //   operand they read from shared memory);
-// - OwnLoads: the producer loads a slice by itself where rows are off 16 bytes
-//   (false: the host copies such operands onto 16 bytes first, align_rows);
+// - Unaligned (ring.cuh): the producer loads a slice by itself where rows are
+//   off 16 bytes, or the host copies such operands onto 16 bytes first;
 // - BBlocks: B's boxes one copy brings (producer.cuh).
 
 #pragma once
@@ -35,7 +35,11 @@
 //     read slice s + 1's fragments into the registers s - 1 read, while s runs.
 enum class Overlap { none, next_slice };
 
-template <Overlap Order, bool RoundFragments, bool OwnLoads, int BBlocks = 1>
+// How B^T's fragments reach wgmma: rounded to nearest TF32 (cvt.rna), or as stored (the tensor cores read the top
+// 19 bits of each).
+enum class Fragments { rounded, as_stored };
+
+template <Overlap Order, Fragments Rounding, Unaligned Rows, int BBlocks = 1>
 struct Tf32Mainloop {
     using Element = float;
     static constexpr int CONSUMERS = BN / 64, THREADS = 128 * (1 + CONSUMERS);
@@ -43,7 +47,8 @@ struct Tf32Mainloop {
     static constexpr int BOX_COLUMNS = 32, BOXES_A_COPY = BBlocks;   // a box of B: 32 FP32 columns (128 bytes)
     static constexpr int A_BYTES = BM * BK * 4, B_BOX_BYTES = BK * 32 * 4;
     static constexpr int STAGE_BYTES = A_BYTES + (BN / 32) * B_BOX_BYTES;
-    static constexpr bool OWN_LOADS = OwnLoads, B_K_MAJOR = false;   // B as the study stores it, K x N
+    static constexpr bool OWN_LOADS = Rows == Unaligned::own_loads;
+    static constexpr bool B_K_MAJOR = false;   // B as the study stores it, K x N
     // setmaxnreg moves registers between the warpgroups within what the block was launched with (the kernel's
     // cap, 65,536 / THREADS rounded down to 8, times THREADS): the producer's loops fit in 72 (its own loads
     // spill in fewer), and the consumers take the rest.
@@ -91,7 +96,7 @@ struct Tf32Mainloop {
 
         __device__ __forceinline__ static unsigned fragment(float x)
         {
-            if (!RoundFragments)
+            if (Rounding == Fragments::as_stored)
                 return __float_as_uint(x);
             unsigned r;
             asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));

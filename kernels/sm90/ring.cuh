@@ -21,6 +21,13 @@
 #define CLUSTER 1   // blocks of a cluster that share A's slices (multicast, producer.cuh)
 #endif
 
+// Where a matrix's rows are off 16 bytes the copy engine cannot read it (no tensor map); how a mainloop's slices
+// reach the ring then (producer.cuh):
+//   own_loads:   the producer warpgroup loads such a slice itself, element by element, into the same layout;
+//   host_copies: the kernel is never launched on such operands: the host copies them onto 16 bytes first
+//                (align_rows in the registry), so that the producer is the copy engine's alone.
+enum class Unaligned { own_loads, host_copies };
+
 template <class Mainloop>
 struct Ring {
     unsigned char* stages;   // STAGES x STAGE_BYTES, 1024-byte aligned (the 128-byte swizzle's pattern)

@@ -99,10 +99,11 @@ struct StridedTiles : TileGrid<Group> {
 // CUDA), and a new context loads the module with the counter at 0; two launches of one module at once on two
 // streams would share it (the study launches one at a time).
 //
-// WholeRounds: the clusters that take tiles are the fewest that take them in as few rounds as the whole grid
-// would (the rounds are ceil(tiles / clusters) either way): at 4096 in BF16, 512 tiles on 132 SMs take 4
-// rounds, so 128 clusters take 4 tiles each, and none sits out the last round while its neighbours finish
-// (the others take none and end at once). Fewer blocks at a time read fewer distinct rows of A and B.
+// Which clusters take tiles (Takers): every_cluster of the grid; or whole_rounds, the fewest that take them in as
+// few rounds as the whole grid would (the rounds are ceil(tiles / clusters) either way): at 4096 in BF16, 512
+// tiles on 132 SMs take 4 rounds, so 128 clusters take 4 tiles each, and none sits out the last round while its
+// neighbours finish (the others take none and end at once). Fewer blocks at a time read fewer distinct rows of A
+// and B.
 //
 // When the drawer draws (Draw): ahead, as a tile starts, for the next one (the atomic's trip to L2 hidden
 // behind a tile); or when_needed, as it publishes it, once the producer is done with the tile before, so that
@@ -113,8 +114,9 @@ __shared__ int tile_slot[2];
 __shared__ uint64_t slot_full[2], slot_empty[2];
 
 enum class Draw { ahead, when_needed };
+enum class Takers { every_cluster, whole_rounds };
 
-template <int Group, bool WholeRounds = false, Draw When = Draw::ahead>
+template <int Group, Takers Who = Takers::every_cluster, Draw When = Draw::ahead>
 struct QueuedTiles : TileGrid<Group> {
     using TileGrid<Group>::total;
     int taken;          // slots read so far
@@ -125,7 +127,7 @@ struct QueuedTiles : TileGrid<Group> {
     __device__ QueuedTiles(int M, int N, bool draws) : TileGrid<Group>(M, N), taken(0), drawer(draws), ticket(0)
     {
         const int clusters = gridDim.x / CLUSTER, rounds = (total() + clusters - 1) / clusters;
-        active = WholeRounds ? (total() + rounds - 1) / rounds : clusters;
+        active = Who == Takers::whole_rounds ? (total() + rounds - 1) / rounds : clusters;
     }
 
     // slot_full waits for the drawer's one arrival, slot_empty (block 0's) for one from each of `readers`, the

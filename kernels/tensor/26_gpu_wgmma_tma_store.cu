@@ -28,7 +28,7 @@
 #include "../sm90/mainloop_tf32.cuh"
 #include "../sm90/gemm.cuh"
 
-using Mainloop = Tf32Mainloop<Overlap::none, true, true>;
+using Mainloop = Tf32Mainloop<Overlap::none, Fragments::rounded, Unaligned::own_loads>;
 using Scheduler = OneTile<1>;
 
 extern "C" __global__ void __launch_bounds__(Mainloop::THREADS, 1)

@@ -31,7 +31,7 @@
 #include "../sm90/mainloop_tf32.cuh"
 #include "../sm90/gemm.cuh"
 
-using Mainloop = Tf32Mainloop<Overlap::next_slice, true, true>;
+using Mainloop = Tf32Mainloop<Overlap::next_slice, Fragments::rounded, Unaligned::own_loads>;
 using Scheduler = OneTile<GROUP>;
 
 extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(Mainloop::THREADS, 1)

@@ -42,7 +42,7 @@
 #include "../sm90/gemm.cuh"
 #include "../common/pad_copy.cuh"   // pad_copy: the operands onto 16 bytes (align_rows in the registry)
 
-using Mainloop = Tf32Mainloop<Overlap::next_slice, false, false>;
+using Mainloop = Tf32Mainloop<Overlap::next_slice, Fragments::as_stored, Unaligned::host_copies>;
 using Scheduler = StridedTiles<GROUP>;
 
 extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(Mainloop::THREADS, 1)

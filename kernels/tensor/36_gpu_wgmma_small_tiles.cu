@@ -43,8 +43,8 @@
 #include "../sm90/gemm.cuh"
 #include "../common/pad_copy.cuh"   // pad_copy: the operands onto 16 bytes (align_rows in the registry)
 
-using Mainloop = Tf32Mainloop<Overlap::next_slice, false, false, B_BLOCKS>;
-using Scheduler = QueuedTiles<GROUP, true>;
+using Mainloop = Tf32Mainloop<Overlap::next_slice, Fragments::as_stored, Unaligned::host_copies, B_BLOCKS>;
+using Scheduler = QueuedTiles<GROUP, Takers::whole_rounds>;
 
 extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(Mainloop::THREADS, 1)
 gpu_wgmma_small_tiles(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,
