@@ -107,6 +107,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from .elements import Element, element
 from .errors import StudyError
 
 EPS32 = 2.0**-23   # float32 machine epsilon: every precision here sums in FP32
@@ -195,24 +196,18 @@ class Precision:
     @property
     def rounds_inputs(self) -> bool:
         """Whether its inputs are rounded (to BF16 or e4m3) before its kernels read them: by the GPU reference
-        (measure/devicecheck.py), or on the host (`rounded`) where no GPU reference is made."""
-        return self.inputs != "float32"
+        (measure/devicecheck.py), or on the host (measure/data.py's `rounded`) where no GPU reference is made."""
+        return self.element.narrow
+
+    @property
+    def element(self) -> Element:
+        """The element type of A and B as its kernels read them (elements.py)."""
+        return element(self.inputs)
 
     @property
     def operand_bytes(self) -> int:
-        """Bytes of one element of A or B as its kernels read it (gpu/tma.py's table of element types)."""
-        from .gpu.tma import element
-        return element(self.inputs).bytes
-
-    def rounded(self, a, b):
-        """A and B as this precision's kernels multiply them and its reference is computed from: rounded
-        to BF16 or e4m3 (as float32 arrays holding such values) where its kernels read those, else as given.
-        Both keep their K x N and M x K shapes (`b_transposed` is how the kernels store B, not what it is)."""
-        if not self.rounds_inputs:
-            return a, b
-        from .measure.data import NARROW
-        rounding = NARROW[self.inputs][0]
-        return rounding(a), rounding(b)
+        """Bytes of one element of A or B as its kernels read it."""
+        return self.element.bytes
 
     def peak_facts(self, sm_count: int, compute_capability: tuple, sm_clock_khz: float) -> dict:
         """Its rate per SM on this architecture and the dense peak at that clock (None where the table does

@@ -5,7 +5,6 @@ import functools
 import numpy as np
 import pytest
 
-from matmulstudy import precisions
 from matmulstudy.measure import bench, data
 from matmulstudy.study.settings import Timing, default_settings
 from matmulstudy.study.shapes import Shape
@@ -263,7 +262,7 @@ def test_a_result_from_unrounded_inputs_or_narrow_sums_fails_its_check(registry,
                 gpu.synchronize()
                 check = reference.verify(d_c, CHECK.tolerance, precision)
             else:
-                ra, rb = (x.astype(np.float64) for x in precisions.get(precision).rounded(a, b))
+                ra, rb = (x.astype(np.float64) for x in data.rounded(a, b, precision))
                 c = np.zeros((shape.M, shape.N), np.float32)
                 for k in range(shape.K):
                     c = SUMS_CUT[fault]((c + np.outer(ra[:, k], rb[k])).astype(np.float32))

@@ -6,6 +6,7 @@ import dataclasses
 
 import pytest
 
+from matmulstudy import elements
 from matmulstudy.gpu import tma
 from matmulstudy.measure import sanitize
 from matmulstudy.study.shapes import Shape
@@ -69,7 +70,7 @@ def test_the_bf16_kernels_load_through_maps_by_the_hosts_bf16_rule():
     elements), and the BF16 steps' producer takes the same rule (mainloop_bf16.cuh's maps_usable)."""
     boxes = {"A": (128, 64), "B": (64, 64), "C": (64, 32)}
     for (M, N, K), loads in (((100, 16, 24), True), ((100, 16, 20), False), ((100, 12, 24), False)):
-        plans = tma.plan(boxes, M, N, K, ADDRESSES, tma.BFLOAT16)
+        plans = tma.plan(boxes, M, N, K, ADDRESSES, elements.BFLOAT16)
         assert (plans["A"] is not None, plans["B"] is not None) == (loads, loads)
         assert plans["C"] is not None   # C stays float32: N % 4 == 0
     source = (SM90_HEADERS / "mainloop_bf16.cuh").read_text()
@@ -86,20 +87,20 @@ def test_bf16_maps_take_two_byte_elements_and_rows_of_a_multiple_of_8():
     """A and B of a BF16 step are maps of 16-bit elements (cuda.h's CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 9): twice
     the columns in a 128-byte box row, and rows on 16 bytes only where K and N are multiples of 8; C stays
     float32. A box the element type cannot take is named with its rule."""
-    plans = tma.plan({"A": (128, 64), "B": (64, 64), "C": (128, 32)}, 300, 200, 72, ADDRESSES, tma.BFLOAT16)
-    assert plans["A"] == tma.MapPlan(dims=(72, 300), row_bytes=72 * 2, box=(64, 128), elem=tma.BFLOAT16)
-    assert plans["B"] == tma.MapPlan(dims=(200, 72), row_bytes=200 * 2, box=(64, 64), elem=tma.BFLOAT16)
+    plans = tma.plan({"A": (128, 64), "B": (64, 64), "C": (128, 32)}, 300, 200, 72, ADDRESSES, elements.BFLOAT16)
+    assert plans["A"] == tma.MapPlan(dims=(72, 300), row_bytes=72 * 2, box=(64, 128), elem=elements.BFLOAT16)
+    assert plans["B"] == tma.MapPlan(dims=(200, 72), row_bytes=200 * 2, box=(64, 64), elem=elements.BFLOAT16)
     assert plans["C"] == tma.MapPlan(dims=(200, 300), row_bytes=200 * 4, box=(32, 128))
-    assert tma.plan(BOXES, 4, 8, 12, ADDRESSES, tma.BFLOAT16) == {"A": None, "B": None}   # K = 12: 24-byte rows
+    assert tma.plan(BOXES, 4, 8, 12, ADDRESSES, elements.BFLOAT16) == {"A": None, "B": None}   # K = 12: 24-byte rows
     assert tma.plan(BOXES, 4, 8, 12, ADDRESSES)["A"] is not None                         # in float32, 48 bytes
-    assert tma.check_box("A", (128, 64), "here", tma.BFLOAT16) == (128, 64)
+    assert tma.check_box("A", (128, 64), "here", elements.BFLOAT16) == (128, 64)
     with pytest.raises(StudyError, match=r"cols a multiple of 8 up to 64 \(bfloat16\)"):
-        tma.check_box("A", (128, 4), "here", tma.BFLOAT16)
-    with pytest.raises(StudyError, match="no tensor map is made here for int8 elements"):
-        tma.element("int8")
+        tma.check_box("A", (128, 4), "here", elements.BFLOAT16)
+    with pytest.raises(StudyError, match="no kernel here reads int8 elements"):
+        elements.element("int8")
     step19 = load_registry()["gpu_wgmma_tma"]   # its boxes held to BF16's rule where its precision were BF16
     as_bf16 = dataclasses.replace(step19, precision="bf16", defines={**step19.defines, "BK": 4})
-    assert as_bf16.operand_element == tma.BFLOAT16 and step19.operand_element == tma.FLOAT32
+    assert as_bf16.operand_element == elements.BFLOAT16 and step19.operand_element == elements.FLOAT32
     with pytest.raises(StudyError, match=r"variant gpu_wgmma_tma: tensor_maps A box \d+x4 .* \(bfloat16\)"):
         as_bf16.tensor_maps
     # the sanitizer's launcher is told the elements' size, and makes its maps and rule by it (launch.cu)
@@ -116,12 +117,12 @@ def test_a_box_of_blocks_is_one_3d_map_where_the_columns_are_whole_blocks_as_the
     block would run into the next row, the 2-D map of one block, and the producer makes a copy a block (the
     same rule in producer.cuh and in the sanitizer's launcher)."""
     boxes = {"A": (128, 64), "B": (64, 64, 4), "C": (64, 32)}
-    plans = tma.plan(boxes, 300, 320, 72, ADDRESSES, tma.BFLOAT16)
-    assert plans["B"] == tma.MapPlan(dims=(64, 72, 5), row_bytes=320 * 2, box=(64, 64, 4), elem=tma.BFLOAT16,
+    plans = tma.plan(boxes, 300, 320, 72, ADDRESSES, elements.BFLOAT16)
+    assert plans["B"] == tma.MapPlan(dims=(64, 72, 5), row_bytes=320 * 2, box=(64, 64, 4), elem=elements.BFLOAT16,
                                      block_bytes=128)
-    assert plans["A"] == tma.MapPlan(dims=(72, 300), row_bytes=72 * 2, box=(64, 128), elem=tma.BFLOAT16)
-    assert tma.plan(boxes, 300, 200, 72, ADDRESSES, tma.BFLOAT16)["B"] == tma.MapPlan(
-        dims=(200, 72), row_bytes=200 * 2, box=(64, 64), elem=tma.BFLOAT16)   # 200 = 3 blocks and 8 columns
+    assert plans["A"] == tma.MapPlan(dims=(72, 300), row_bytes=72 * 2, box=(64, 128), elem=elements.BFLOAT16)
+    assert tma.plan(boxes, 300, 200, 72, ADDRESSES, elements.BFLOAT16)["B"] == tma.MapPlan(
+        dims=(200, 72), row_bytes=200 * 2, box=(64, 64), elem=elements.BFLOAT16)   # 200 = 3 blocks and 8 columns
     source = (SM90_HEADERS / "producer.cuh").read_text()
     assert "BOXES > 1 && N % BOX_COLUMNS == 0" in source and "tma_load_3d" in source
     assert "blocks > 1 && cols % box_cols == 0" in (ROOT / "matmulstudy" / "gpu" / "launch.cu").read_text()
@@ -136,20 +137,20 @@ def test_a_3d_map_is_encoded_with_three_dimensions_and_its_block_stride(monkeypa
         calls.append((dtype, n, address.value, list(dims)[:n], list(strides)[:n - 1], list(box)[:n], list(steps)[:n]))
         return 0
     monkeypatch.setattr(tma, "_encode_function", lambda: encode_tiled)
-    plans = tma.plan({"A": (128, 64), "B": (64, 64, 4)}, 300, 320, 72, ADDRESSES, tma.BFLOAT16)
+    plans = tma.plan({"A": (128, 64), "B": (64, 64, 4)}, 300, 320, 72, ADDRESSES, elements.BFLOAT16)
     assert len(tma.encode(plans["B"], 0x2000)) == tma.MAP_BYTES
-    assert calls[-1] == (tma.BFLOAT16.code, 3, 0x2000, [64, 72, 5], [640, 128], [64, 64, 4], [1, 1, 1])
+    assert calls[-1] == (elements.BFLOAT16.code, 3, 0x2000, [64, 72, 5], [640, 128], [64, 64, 4], [1, 1, 1])
     tma.encode(plans["A"], 0x1000)
-    assert calls[-1] == (tma.BFLOAT16.code, 2, 0x1000, [72, 300], [144], [64, 128], [1, 1])
+    assert calls[-1] == (elements.BFLOAT16.code, 2, 0x1000, [72, 300], [144], [64, 128], [1, 1])
 
 
 @pytest.mark.parametrize("box, message", [((64, 32, 4), "more than one needs cols of one whole swizzle row"),
                                           ((64, 64, 0), "blocks is 1..256"), ((64, 64, 257), "blocks is 1..256")])
 def test_a_box_of_blocks_the_copy_engine_cannot_take_is_named(box, message):
-    assert tma.check_box("B", (64, 64, 4), "here", tma.BFLOAT16) == (64, 64, 4)
-    assert tma.check_box("B", (64, 32, 1), "here", tma.BFLOAT16) == (64, 32, 1)
+    assert tma.check_box("B", (64, 64, 4), "here", elements.BFLOAT16) == (64, 64, 4)
+    assert tma.check_box("B", (64, 32, 1), "here", elements.BFLOAT16) == (64, 32, 1)
     with pytest.raises(StudyError, match=message):
-        tma.check_box("B", box, "here", tma.BFLOAT16)
+        tma.check_box("B", box, "here", elements.BFLOAT16)
 
 
 def test_the_sanitizer_launches_bf16s_one_copy_step_with_its_box_of_blocks():
@@ -295,7 +296,7 @@ def test_the_bf16_steps_copy_rows_onto_16_bytes_of_2_byte_elements(M, N, K, copi
     assert pad.workspace_bytes() == {name: n for name, n in
                                      {"A": 2 * M * Kp, "B": 2 * Kp * Np, "C": 4 * M * Np}.items() if name in copied}
     assert copy_kernel(v.align_rows, 2) == "pad_copy_16" and copy_kernel(v.align_rows, 4) == "pad_copy"
-    plan = tma.plan(v.tensor_maps, *shape, ADDRESSES, tma.BFLOAT16)   # the padded problem: every map usable
+    plan = tma.plan(v.tensor_maps, *shape, ADDRESSES, elements.BFLOAT16)   # the padded problem: every map usable
     assert all(p is not None for p in plan.values())
 
 
@@ -319,7 +320,7 @@ def test_the_persistent_bf16_steps_fit_the_ring_and_cs_buffers_on_a_grid_of_the_
     blocks = v.defines.get("B_BLOCKS", 1)   # step 43: the slice's boxes of B in one copy
     assert v.tensor_maps == {"A": (bm, bk), "B": (bk, 64, blocks) if blocks > 1 else (bk, 64), "C": (64, 32)}
     assert blocks in (1, bn // 64)
-    assert v.operand_element == tma.BFLOAT16 and v.needs == "sm_90a"
+    assert v.operand_element == elements.BFLOAT16 and v.needs == "sm_90a"
 
 
 @pytest.mark.parametrize("M, N, K, copied, shape", [
@@ -341,7 +342,7 @@ def test_the_fp8_step_copies_rows_of_bytes_onto_16_and_b_as_n_by_k(M, N, K, copi
     assert pad.workspace_bytes() == {name: n for name, n in
                                      {"A": M * Kp, "B": Np * Kp, "C": 4 * M * Np}.items() if name in copied}
     assert copy_kernel(v.align_rows, 1) == "pad_copy_8"
-    plan = tma.plan(v.tensor_maps, *shape, ADDRESSES, tma.FLOAT8_E4M3, b_transposed=True)
+    plan = tma.plan(v.tensor_maps, *shape, ADDRESSES, elements.FLOAT8_E4M3, b_transposed=True)
     assert plan["B"].dims == (Kp, Np) and plan["B"].row_bytes == Kp and plan["B"].box == (128, 256)
-    assert tma.plan(v.tensor_maps, M, N, 8, ADDRESSES, tma.FLOAT8_E4M3, b_transposed=True)["A"] is None
+    assert tma.plan(v.tensor_maps, M, N, 8, ADDRESSES, elements.FLOAT8_E4M3, b_transposed=True)["A"] is None
     assert sanitize.command("memcheck", "launch", "k.cubin", v, Shape(M, N, K), exe="cs", sms=132)[-1] == "elem=1"

@@ -47,6 +47,7 @@ from __future__ import annotations
 import ctypes
 from dataclasses import dataclass
 
+from ..elements import FLOAT32, Element
 from ..errors import StudyError
 
 MAP_BYTES = 128          # sizeof(CUtensorMap)
@@ -55,30 +56,10 @@ SWIZZLE_BYTES = 128      # CU_TENSOR_MAP_SWIZZLE_128B: a box row of at most 128 
 MAX_BOX = 256            # a box spans at most 256 elements in each dimension
 
 
-@dataclass(frozen=True)
-class Element:
-    """An element type a tensor map describes: its name (a precision's `inputs`), bytes, and cuda.h's
-    CUtensorMapDataType enumerator for it."""
-    name: str
-    bytes: int
-    code: int
-
-
-FLOAT32, BFLOAT16 = Element("float32", 4, 7), Element("bfloat16", 2, 9)
-FLOAT8_E4M3 = Element("float8_e4m3", 1, 0)   # bytes to the copy engine (CU_TENSOR_MAP_DATA_TYPE_UINT8)
-ELEMENTS = {e.name: e for e in (FLOAT32, BFLOAT16, FLOAT8_E4M3)}
-
 # cuda.h's enumerators (CUDA 12 and 13)
 _INTERLEAVE_NONE, _SWIZZLE_128B, _L2_PROMOTION_256B, _OOB_FILL_ZEROS = 0, 3, 3, 0
 _MAX_DYNAMIC_SHARED = 8   # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
 _NOT_FOUND = 500   # CUDA_ERROR_NOT_FOUND
-
-
-def element(name: str) -> Element:
-    """The element type of this name, or a StudyError naming those a tensor map is made for here."""
-    if name not in ELEMENTS:
-        raise StudyError(f"no tensor map is made here for {name} elements (only {', '.join(ELEMENTS)})")
-    return ELEMENTS[name]
 
 
 def check_box(name: str, box, where: str, elem: Element = FLOAT32) -> tuple:

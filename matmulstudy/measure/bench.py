@@ -339,7 +339,7 @@ def measure(variant: Variant, shape: Shape, seed: int, a: np.ndarray, b: np.ndar
         raise StudyError(f"{variant.id}: a {precision.label} result is checked against the product of its rounded "
                          "inputs, which a CPU reference file is not; check it on the GPU (check: gpu)")
     if reference is None:   # Freivalds' check multiplies A and B itself, as the kernels read them (a
-        a, b = precision.rounded(a, b)   # DeviceReference rounds its own); only for shapes past full checks
+        a, b = data.rounded(a, b, variant.precision)   # DeviceReference rounds its own); only past full checks
     verifier = Verifier(reference, a, b, seed, checking, variant.precision)
     if variant.is_gpu:
         times, result, extra, per_sample = _measure_gpu(variant, shape, a, b, verifier, binary, harness, timing,

@@ -22,7 +22,7 @@ import yaml
 
 from ..errors import StudyError
 from .paths import CONFIG_PATH, SCHEMA_PATH
-from .registry import Registry
+from .registry import Registry, load_registry
 from .shapes import Shape
 
 INDEX_LIMIT = 2**31  # the kernels index with 32-bit ints
@@ -234,6 +234,5 @@ def validate(cfg: dict, registry: Registry, schema_path: Path = SCHEMA_PATH) -> 
 
 def default_settings(registry: Registry | None = None) -> Settings:
     """The default study's settings (config/config.yaml): what the tools outside the workflow check with."""
-    from .registry import load_registry
     with open(CONFIG_PATH) as fh:
         return validate(yaml.safe_load(fh), registry or load_registry())

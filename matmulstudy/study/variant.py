@@ -9,8 +9,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import precisions
+from ..elements import FLOAT32, Element
 from ..errors import StudyError
-from ..precisions import BASE
+from ..gpu import tma
 from .expressions import eval_expr, holds
 
 GPU_BACKENDS = ("cuda", "cublas")
@@ -42,7 +44,7 @@ class Search:
 class Chapter:
     id: str
     title: str
-    precision: str = BASE.id
+    precision: str = precisions.BASE.id
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,7 @@ class Variant:
     grid_expr: tuple = ()   # a grid of the kernel's own: expressions of grid_names()
     ratio_expr: str | None = None
     dtypes: tuple = ("float32",)
-    precision: str = BASE.id
+    precision: str = precisions.BASE.id
     role: str = "step"
     chapter: str | None = None
     max_size: int | None = None
@@ -142,22 +144,18 @@ class Variant:
     def tensor_maps(self) -> dict:
         """{matrix: (box rows, box cols[, blocks])} of the TMA maps the kernel takes after C, in order (A, B); {}
         if none. A's and B's boxes are of the element type its precision's kernels read, C's of float32."""
-        from ..gpu import tma
         return {name: tma.check_box(name, tuple(eval_expr(e, self.defines) for e in box), f"variant {self.id}",
-                                    self.operand_element if name in "AB" else tma.FLOAT32)
+                                    self.operand_element if name in "AB" else FLOAT32)
                 for name, box in self.maps_expr}
 
     @property
-    def operand_element(self):
-        """gpu/tma.py's Element of A and B as its kernels read them (its precision's `inputs`)."""
-        from .. import precisions
-        from ..gpu import tma
-        return tma.element(precisions.get(self.precision).inputs)
+    def operand_element(self) -> Element:
+        """The element type of A and B as its kernels read them (its precision's)."""
+        return precisions.get(self.precision).element
 
     @property
     def b_transposed(self) -> bool:
         """Whether its kernels read B stored N x K (K-major: FP8's), not K x N (its precision's `b_transposed`)."""
-        from .. import precisions
         return precisions.get(self.precision).b_transposed
 
     @property

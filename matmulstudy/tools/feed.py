@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import precisions
+from .. import elements, precisions
 from ..errors import StudyError
 from ..gpu import host, tma
 from ..gpu.session import GpuSession
@@ -90,7 +90,7 @@ class Feed:
         if grid:
             blocks = min(blocks, grid // 2 * 2 if pair else grid)
         out = self.gpu.empty(blocks * 4 * 8)
-        plan = tma.MapPlan((cols, rows), cols * 2, (64, 64), tma.BFLOAT16)
+        plan = tma.MapPlan((cols, rows), cols * 2, (64, 64), elements.BFLOAT16)
         values = [ctypes.c_int(slices), ctypes.c_int(boxes), ctypes.c_int(shared_boxes), ctypes.c_int(stages),
                   ctypes.c_uint64(int(out)), ctypes.c_int(rows), ctypes.c_int(cols),
                   ctypes.create_string_buffer(tma.encode(plan, int(source)), tma.MAP_BYTES)]
