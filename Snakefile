@@ -34,4 +34,4 @@ include: "workflow/rules/report.smk"
 
 rule all:
     input:
-        RUN.final_outputs(report_outputs(LABEL)),
+        RULES.final_outputs(report_outputs(LABEL)),

@@ -18,7 +18,7 @@ from matmulstudy.report.committed import Study
 from matmulstudy.report.figures import FIGURES
 from matmulstudy.report.results import read_results, write_results
 from matmulstudy.study import snapshot
-from matmulstudy.study.workflow import StudyRun
+from matmulstudy.study.run import StudyRun
 
 # compute capability -> a GPU of it and its board power limit (W), as NVML gives it
 GPUS = {"sm_75": ("Tesla T4", 70.0), "sm_80": ("NVIDIA A100-SXM4-40GB", 400.0),
@@ -27,7 +27,7 @@ HOPPER_ONLY = "needs sm_90a (instructions of that architecture only)"
 
 
 def plan(registry, default_config, arch) -> StudyRun:
-    return StudyRun(registry, {**default_config, "label": f"fake-{arch}", "arch": arch}, [])
+    return StudyRun(registry, {**default_config, "label": f"fake-{arch}", "arch": arch})
 
 
 @pytest.mark.parametrize("arch", GPUS)

@@ -1,4 +1,4 @@
-"""What a run checks before its first job (matmulstudy/study/preflight.py, common.smk's onstart)."""
+"""What a run checks before its first job (matmulstudy/pipeline/preflight.py, common.smk's onstart)."""
 
 import os
 import shutil
@@ -9,7 +9,7 @@ import pytest
 
 from conftest import ROOT, snakemake
 from matmulstudy.errors import StudyError
-from matmulstudy.study import preflight
+from matmulstudy.pipeline import preflight
 
 
 def job(rule, *outputs, gpu=0):

@@ -83,13 +83,13 @@ def test_failures_are_listed(registry):
 
 
 def test_a_finished_study_ends_on_its_verdict_not_on_a_pandas_warning(tmp_path, monkeypatch):
-    """A study's last lines (report/ending.py) read its samples: read in chunks, the committed H100 table's
+    """A study's last lines (pipeline/ending.py) read its samples: read in chunks, the committed H100 table's
     mixed columns gave pandas' DtypeWarning as the study's last words before its verdict."""
     import shutil
     import types
     import warnings
     from pathlib import Path
-    from matmulstudy.report import ending
+    from matmulstudy.pipeline import ending
     study = Path(__file__).resolve().parents[1] / "reports" / "h100"
     monkeypatch.chdir(tmp_path)
     (tmp_path / "reports" / "probe").mkdir(parents=True)
@@ -108,7 +108,7 @@ def test_a_run_that_measured_nothing_does_not_speak_for_the_study(tmp_path, monk
     of the study found in reports/, which it did not measure."""
     import os
     import types
-    from matmulstudy.report import ending
+    from matmulstudy.pipeline import ending
     monkeypatch.chdir(tmp_path)
     table = tmp_path / "reports" / "probe" / "samples.csv.gz"
     table.parent.mkdir(parents=True)

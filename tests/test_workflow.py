@@ -445,21 +445,23 @@ def test_a_gpu_without_a_steps_architecture_skips_that_step_and_runs_the_rest(tm
 def test_the_energy_phase_runs_at_the_reference_size_and_the_largest(default_config, registry):
     """Every GPU variant, both dtypes, at the headline's shapes only (at every shape it took 1 min 48 s of an
     H100 study of 10 min 48 s); the headline's problems are its float32 ones."""
-    from matmulstudy.study.workflow import StudyRun
-    run = StudyRun(registry, dict(default_config, label="h100", arch="sm_90"), [])
-    problems = run.energy_problems("h100")
+    from matmulstudy.pipeline.rules import RuleFiles
+    from matmulstudy.study.run import StudyRun
+    run = StudyRun(registry, dict(default_config, label="h100", arch="sm_90"))
+    rules = RuleFiles(run)
+    problems = rules.energy_problems("h100")
     assert {p["shape"] for p in problems} == {"4096x4096x4096", "8192x8192x8192"}
     assert {p["dtype"] for p in problems} == {"float32", "int32"}
     gpu = {v.id for v in run.variants if v.is_gpu and "float32" in v.dtypes}
     assert all({vid for vid, _ in p["variants"]} == gpu for p in problems if p["dtype"] == "float32")
-    assert run.headline_problems("h100") == [p for p in problems if p["dtype"] == "float32"]
+    assert rules.headline_problems("h100") == [p for p in problems if p["dtype"] == "float32"]
 
 
 def test_a_jobs_log_ends_with_its_time_and_a_profile_where_asked(tmp_path, monkeypatch):
     """rulescript.run: the job's log ends with where its time went; with MATMULSTUDY_PROFILE set, its work's
     statistics go beside the log and the log lists its longest calls (a development aid for the study's time)."""
     from types import SimpleNamespace
-    from matmulstudy.study import rulescript
+    from matmulstudy.pipeline import rulescript
 
     def work(snakemake, log):
         print("working", file=log)

@@ -8,5 +8,4 @@ explain      the progression table, and why a step is slower
 study_facts  where and how a study was measured, and what checked it
 pages        each study's summary page and the index across GPUs
 render       every figure and page of committed studies
-ending       the lines that end a run of the workflow
 """

@@ -18,7 +18,7 @@ import pandas as pd
 from ..study import snapshot
 from ..study.paths import STUDY_FILES
 from ..study.registry import Registry
-from ..study.workflow import skipped_words
+from ..study.run import skipped_words
 from .results import read_results
 
 DEFAULT_SIZE = 4096

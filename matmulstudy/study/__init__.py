@@ -6,8 +6,7 @@ registry    kernels/registry.yaml: the variants, their chapters and roles (varia
 counters    the hardware counters a step names as showing its change
 settings    config/config.yaml validated into typed settings (shapes.py: a shape)
 plan        the jobs: what is measured, built, and checked against what
-workflow    what the Snakefile learns at start, and the inputs and targets of its rules
+run         one run: the settings resolved (label, arch), what this GPU skips, the jobs
 snapshot    what a study was measured with, kept beside its tables
 provenance  where a result comes from: commit, host, time
-rulescript  logging and one-line errors for the rule scripts
 """

@@ -13,7 +13,7 @@ rule query_gpu:
         "logs/query_gpu/{label}.log",
     resources:
         gpu=1,
-        gpu_model=RUN.gpu_model,
+        gpu_model=RULES.gpu_model,
         runtime=5,
     priority: 100
     script:
@@ -22,13 +22,13 @@ rule query_gpu:
 
 rule measure_variant:
     input:
-        unpack(lambda wc: RUN.bench_inputs(wc.label, wc.variant, wc.dtype, wc.seed)),
+        unpack(lambda wc: RULES.bench_inputs(wc.label, wc.variant, wc.dtype, wc.seed)),
     output:
         paths.SAMPLES,
     log:
         "logs/measure_variant/{label}/{dtype}/{variant}_s{seed}.log",
     params:
-        problems=lambda wc: RUN.bench_problems(wc.variant, wc.dtype, wc.seed),
+        problems=lambda wc: RULES.bench_problems(wc.variant, wc.dtype, wc.seed),
         timing=SETTINGS.timing,
         checking=SETTINGS.checking,
         config_hash=SETTINGS.hash,
@@ -36,7 +36,7 @@ rule measure_variant:
         # every measuring job of a study asks for the study's GPU: on Slurm they
         # run as one job on one node (profiles/slurm), CPU baselines included
         gpu=int(RUN.uses_gpu),
-        gpu_model=RUN.gpu_model,
+        gpu_model=RULES.gpu_model,
         runtime=10,   # minutes for one variant's sweep (under a minute on an H100)
         mem_mb=16000,
     threads: workflow.cores

@@ -5,13 +5,13 @@
 
 rule collect_results:
     input:
-        bench=lambda wc: RUN.samples(wc.label),
-        resources=lambda wc: RUN.resource_reports(wc.label),
-        sass=lambda wc: RUN.sass_reports(wc.label),
-        ncu=lambda wc: RUN.ncu_reports(wc.label),
-        sanitizer=lambda wc: RUN.sanitizer_reports(wc.label),
-        tuning=lambda wc: RUN.tuning_tables(wc.label),
-        gpu=lambda wc: RUN.gpu_facts(wc.label),
+        bench=lambda wc: RULES.samples(wc.label),
+        resources=lambda wc: RULES.resource_reports(wc.label),
+        sass=lambda wc: RULES.sass_reports(wc.label),
+        ncu=lambda wc: RULES.ncu_reports(wc.label),
+        sanitizer=lambda wc: RULES.sanitizer_reports(wc.label),
+        tuning=lambda wc: RULES.tuning_tables(wc.label),
+        gpu=lambda wc: RULES.gpu_facts(wc.label),
         energy=lambda wc: [paths.ENERGY.format(label=wc.label)] if RUN.measures_energy else [],
         headline=lambda wc: [paths.HEADLINE.format(label=wc.label)] if RUN.measures_headline else [],
     output:

@@ -7,14 +7,14 @@
 
 rule build:
     input:
-        lambda wc: RUN.resource_reports(LABEL) + RUN.sass_reports(LABEL),
+        lambda wc: RULES.resource_reports(LABEL) + RULES.sass_reports(LABEL),
 
 
 rule compile_kernel:
     wildcard_constraints:
-        variant=RUN.variant_pattern(("cuda",)),
+        variant=RULES.variant_pattern(("cuda",)),
     input:
-        unpack(lambda wc: RUN.tuned_choice(wc.label, wc.variant)),
+        unpack(lambda wc: RULES.tuned_choice(wc.label, wc.variant)),
         source=lambda wc: str(REGISTRY[wc.variant].file),
         headers=KERNEL_HEADERS,   # what the cuda kernels include: a change rebuilds them
     output:
@@ -33,9 +33,9 @@ rule compile_kernel:
 
 rule compile_library:
     wildcard_constraints:
-        variant=RUN.variant_pattern(("c",)),
+        variant=RULES.variant_pattern(("c",)),
     input:
-        unpack(lambda wc: RUN.tuned_choice(wc.label, wc.variant)),
+        unpack(lambda wc: RULES.tuned_choice(wc.label, wc.variant)),
         source=lambda wc: str(REGISTRY[wc.variant].file),
     output:
         binary=paths.fill(paths.BINARY, ext="so"),

@@ -8,18 +8,18 @@
 
 rule measure_energy:
     input:
-        unpack(lambda wc: RUN.energy_inputs(wc.label)),
+        unpack(lambda wc: RULES.energy_inputs(wc.label)),
     output:
         paths.ENERGY,
     log:
         "logs/measure_energy/{label}.log",
     params:
-        problems=lambda wc: RUN.energy_problems(wc.label),
+        problems=lambda wc: RULES.energy_problems(wc.label),
         window_s=SETTINGS.timing.energy_window_s,
         checking=SETTINGS.checking,
     resources:
         gpu=1,
-        gpu_model=RUN.gpu_model,
+        gpu_model=RULES.gpu_model,
         runtime=15,
         mem_mb=16000,
     threads: workflow.cores

@@ -7,19 +7,19 @@
 
 rule measure_headline:
     input:
-        unpack(lambda wc: RUN.headline_inputs(wc.label)),
+        unpack(lambda wc: RULES.headline_inputs(wc.label)),
     output:
         paths.HEADLINE,
     log:
         "logs/measure_headline/{label}.log",
     params:
-        problems=lambda wc: RUN.headline_problems(wc.label),
+        problems=lambda wc: RULES.headline_problems(wc.label),
         reference_size=SETTINGS.reference_size,
         timing=SETTINGS.timing,
         checking=SETTINGS.checking,
     resources:
         gpu=1,
-        gpu_model=RUN.gpu_model,
+        gpu_model=RULES.gpu_model,
         runtime=15,
         mem_mb=16000,
     threads: workflow.cores

@@ -15,7 +15,7 @@ rule profile_kernel:
         "logs/profile_kernel/{label}/{variant}_{shape}.log",
     resources:
         gpu=1,
-        gpu_model=RUN.gpu_model,
+        gpu_model=RULES.gpu_model,
         runtime=5,
     threads: workflow.cores
     script:

@@ -6,7 +6,7 @@
 
 rule sanitize_kernel:
     wildcard_constraints:
-        variant=RUN.variant_pattern(("cuda",)),
+        variant=RULES.variant_pattern(("cuda",)),
     input:
         cubin=paths.fill(paths.BINARY, dtype="float32", ext="cubin"),
         launcher=paths.LAUNCHER,
@@ -19,7 +19,7 @@ rule sanitize_kernel:
         shapes=SETTINGS.sanitizer_shapes,
     resources:
         gpu=1,
-        gpu_model=RUN.gpu_model,
+        gpu_model=RULES.gpu_model,
         runtime=15,
     script:
         "../scripts/sanitize_kernel.py"

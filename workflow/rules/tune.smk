@@ -8,7 +8,7 @@
 
 rule tune_variant:
     wildcard_constraints:
-        variant=RUN.tuned_pattern,
+        variant=RULES.tuned_pattern,
     input:
         source=lambda wc: str(REGISTRY[wc.variant].file),
         headers=KERNEL_HEADERS,
@@ -25,7 +25,7 @@ rule tune_variant:
         checking=SETTINGS.checking,
     resources:
         gpu=1,
-        gpu_model=RUN.gpu_model,
+        gpu_model=RULES.gpu_model,
         runtime=lambda wc: int(SETTINGS.tune_budget_s // 60) + 10,
     threads: workflow.cores
     script:

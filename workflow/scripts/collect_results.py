@@ -5,7 +5,8 @@ from pathlib import Path
 import pandas as pd
 
 from matmulstudy.report import results
-from matmulstudy.study import rulescript, snapshot
+from matmulstudy.study import snapshot
+from matmulstudy.pipeline import rulescript
 from matmulstudy.study.registry import load_registry
 
 

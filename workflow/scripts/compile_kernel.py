@@ -7,7 +7,7 @@ from pathlib import Path
 
 from matmulstudy.errors import StudyError
 from matmulstudy.measure import build, hardware
-from matmulstudy.study import rulescript
+from matmulstudy.pipeline import rulescript
 from matmulstudy.study.registry import load_registry
 
 

@@ -2,7 +2,7 @@
 from pathlib import Path
 
 from matmulstudy.measure import sanitize
-from matmulstudy.study import rulescript
+from matmulstudy.pipeline import rulescript
 
 
 def main(snakemake, log):

@@ -5,7 +5,8 @@ from pathlib import Path
 from matmulstudy.errors import StudyError
 from matmulstudy.gpu import host
 from matmulstudy.measure import data
-from matmulstudy.study import paths, rulescript
+from matmulstudy.study import paths
+from matmulstudy.pipeline import rulescript
 from matmulstudy.study.shapes import Shape
 
 

@@ -5,7 +5,7 @@ import numpy as np
 
 from matmulstudy.gpu import host
 from matmulstudy.measure import data
-from matmulstudy.study import rulescript
+from matmulstudy.pipeline import rulescript
 
 
 def main(snakemake, log):

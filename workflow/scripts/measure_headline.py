@@ -5,7 +5,7 @@ import pandas as pd
 from matmulstudy.gpu import host
 from matmulstudy.gpu.session import GpuSession
 from matmulstudy.measure import energy, headline
-from matmulstudy.study import rulescript
+from matmulstudy.pipeline import rulescript
 from matmulstudy.study.registry import load_registry
 
 

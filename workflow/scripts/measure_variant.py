@@ -10,7 +10,8 @@ import pandas as pd
 from matmulstudy.errors import StudyError
 from matmulstudy.gpu import host
 from matmulstudy.measure import bench, build, data
-from matmulstudy.study import provenance, rulescript
+from matmulstudy.study import provenance
+from matmulstudy.pipeline import rulescript
 from matmulstudy.study.registry import load_registry
 from matmulstudy.study.shapes import Shape
 

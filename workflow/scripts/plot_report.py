@@ -2,7 +2,7 @@
 from pathlib import Path
 
 from matmulstudy.report import render
-from matmulstudy.study import rulescript
+from matmulstudy.pipeline import rulescript
 
 
 def main(snakemake, log):

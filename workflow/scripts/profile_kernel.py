@@ -7,7 +7,7 @@ import sys
 from matmulstudy.errors import StudyError
 from matmulstudy.gpu import host
 from matmulstudy.measure import hardware
-from matmulstudy.study import rulescript
+from matmulstudy.pipeline import rulescript
 from matmulstudy.study.registry import load_registry
 from matmulstudy.study.shapes import Shape
 

@@ -8,7 +8,7 @@ from matmulstudy.errors import StudyError
 from matmulstudy.gpu import host, nvml
 from matmulstudy.gpu.facts import copy_bandwidth, device_facts
 from matmulstudy.gpu.session import GpuSession
-from matmulstudy.study import rulescript
+from matmulstudy.pipeline import rulescript
 
 
 def main(snakemake, log):

@@ -3,7 +3,7 @@ import json
 
 from matmulstudy.gpu import host
 from matmulstudy.measure import build, sanitize
-from matmulstudy.study import rulescript
+from matmulstudy.pipeline import rulescript
 from matmulstudy.study.registry import load_registry
 
 

@@ -2,7 +2,7 @@
 import json
 
 from matmulstudy.measure import tune
-from matmulstudy.study import rulescript
+from matmulstudy.pipeline import rulescript
 from matmulstudy.study.registry import load_registry
 
 

@@ -37,7 +37,9 @@ def check(jobs, local: bool) -> None:
             raise StudyError(f"{err}; nothing was run: {len(gpu_jobs)} job(s) of this study need the GPU "
                              "(`snakemake build` builds what needs none)") from None
     asked = set()   # each output folder once: a study's hundreds of outputs lie in a few dozen folders
-    for job in jobs:
+    # in the order of the rules' names and their outputs: Snakemake's own order of the jobs follows the objects'
+    # hashes, which change with whatever else the process has made, and the line would name another rule
+    for job in sorted(jobs, key=lambda job: (job.rule.name, [str(output) for output in job.output])):
         for output in job.output:
             parent = Path(output).parent
             if parent in asked:

@@ -23,12 +23,12 @@ def _interrupted(logs) -> bool:
     return False
 
 
-def end_of_error(run, log=None) -> None:
+def end_of_error(rules, log=None) -> None:
     """After a failed run, as its very last line (printed at exit, after Snakemake's own closing lines, "At least
     one job did not complete successfully"): the reason a GPU study could not use its GPU; or, after Ctrl-C
     (Snakemake's log of the run, `log`, says so), that the same command resumes the run."""
     import atexit
-    why = run.uses_gpu and host.gpu_failure(paths.GPU_LOG.format(label=run.label))
+    why = rules.run.uses_gpu and host.gpu_failure(paths.GPU_LOG.format(label=rules.label))
     if why:
         atexit.register(print, f"{why} (the study's GPU jobs did not run; `snakemake build` builds what needs "
                         "no GPU)", file=sys.stderr)
@@ -45,16 +45,16 @@ def _last_line(line: str, failed: bool) -> None:
         os._exit(1)
 
 
-def failed_builds(run, since: float) -> list[str]:
+def failed_builds(rules, since: float) -> list[str]:
     """'variant dtype (log: path)' for each of the study's builds recorded as failed after `since` (a time
     stamp), in the registry's order."""
     from ..measure.build import failed_build
     return [f"{failed['variant']} {failed['dtype']} (log: {failed['log']})"
-            for report in run.resource_reports(run.label)
+            for report in rules.resource_reports(rules.label)
             if os.path.exists(report) and os.path.getmtime(report) > since and (failed := failed_build(report))]
 
 
-def end_of_success(run, since: float = 0.0) -> None:
+def end_of_success(rules, since: float = 0.0) -> None:
     """After a run that finished: what failed, named as the run's last line (printed at exit, after Snakemake's
     closing lines); a build or a run that failed also makes the exit status non-zero (a wrong result is
     recorded, as ever). A build that failed after the study's tables were last written (`snakemake build`,
@@ -62,10 +62,10 @@ def end_of_success(run, since: float = 0.0) -> None:
     build`, or nothing left to do) says so, rather than speak for a study it did not measure."""
     import atexit
 
-    from .results import failed_runs, failed_summary, failures, read_results
-    table, report = paths.study_file("results", run.label), paths.REPORT.format(label=run.label)
+    from ..report.results import failed_runs, failed_summary, failures, read_results
+    table, report = paths.study_file("results", rules.label), paths.REPORT.format(label=rules.label)
     written = os.path.getmtime(table) if os.path.exists(table) else 0.0
-    builds = failed_builds(run, written)
+    builds = failed_builds(rules, written)
     if builds:
         atexit.register(_last_line, f"error: {len(builds)} build(s) failed: {', '.join(builds)}", True)
         return
