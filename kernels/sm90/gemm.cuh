@@ -32,6 +32,9 @@
 
 #include <climits>
 
+#include "mainloop_tf32.cuh"
+#include "mainloop_bf16.cuh"
+#include "mainloop_fp8.cuh"
 #include "producer.cuh"
 #include "scheduler.cuh"
 #include "epilogue.cuh"
@@ -73,15 +76,22 @@ struct LaunchFacts {
     unsigned shared_bytes, workspace_bytes;
 };
 
-template <class Mainloop, class Scheduler, template <class> class Epilogue, Producer Walkers = Producer::warpgroup>
+template <class Mainloop_, class Scheduler_, template <class> class Epilogue_, Producer Walkers = Producer::warpgroup>
 struct Gemm {
+    using Mainloop = Mainloop_;
+    using Scheduler = Scheduler_;
+    using Epilogue = Epilogue_<Mainloop>;
     using Element = typename Mainloop::Element;
-    using Storage = SharedStorage<Mainloop, Scheduler, Epilogue<Mainloop>>;
+    using Storage = SharedStorage<Mainloop, Scheduler, Epilogue>;
     static constexpr int THREADS = Mainloop::THREADS, CLUSTER_SIZE = Mainloop::CLUSTER_SIZE;
     static constexpr int PRODUCER_WARPS = Walkers == Producer::one_warp ? 1 : 4;
     static constexpr LaunchFacts FACTS = {unsigned(sizeof(Storage)),
                                           needs_workspace<Scheduler>() ? unsigned(sizeof(Workspace)) : 0u};
     static_assert(FACTS.shared_bytes <= 227 * 1024, "a block's shared memory is at most 227 KB");
+#ifdef BLOCK_DIM_X   // built by the study, which launches the registry's block (matmulstudy/measure/build.py)
+    static_assert(BLOCK_DIM_X == THREADS && BLOCK_DIM_Y == 1,
+                  "kernels/registry.yaml's block must be THREADS x 1: a producer warpgroup and the consumers'");
+#endif
     static_assert(Scheduler::CLUSTER_SIZE == CLUSTER_SIZE, "the scheduler's cluster is the mainloop's");
     static_assert(Walkers == Producer::warpgroup || (!Mainloop::OWN_LOADS && CLUSTER_SIZE == 1),
                   "one producer warp makes no loads of its own, and its leaving warps meet no cluster barrier");
@@ -120,7 +130,7 @@ struct Gemm {
             registers_claim<Mainloop::CONSUMER_REGISTERS>();   // a consumer: its part of each tile
             BlockClock clock;   // devbench's CLOCK_TRACE builds: the block's clock and epilogue, read by its first consumer
             const typename Mainloop::Consumer me(warpgroup, threadIdx.x % 128);
-            const Epilogue<Mainloop> epilogue(warpgroup, N, C);
+            const Epilogue epilogue(warpgroup, N, C);
             Scheduler tiles(M, N, false);
             for (int i = tiles.next(shared_storage<Storage>().slots, workspace); i >= 0;
                  i = tiles.next(shared_storage<Storage>().slots, workspace)) {

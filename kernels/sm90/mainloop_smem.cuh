@@ -64,8 +64,6 @@ struct SmemMainloop {
     // as the TF32 mainloop's: the producer's own loads fit in 72 registers, the consumers take the rest of the
     // block's (65,536 / THREADS rounded down to 8, times THREADS; gemm.cuh checks they fit)
     static constexpr int PRODUCER_REGISTERS = 72, CONSUMER_REGISTERS = 216;
-    static_assert(BLOCK_DIM_X == THREADS && BLOCK_DIM_Y == 1,
-                  "kernels/registry.yaml's block must be THREADS x 1: a producer and a consumer warpgroup per 64 rows");
     static_assert((TILE_N == 64 || TILE_N == 128 || TILE_N == 256) && TILE_K * sizeof(Element) == 128 && TILE_M % 64 == 0 &&
                       CONSUMERS >= 1 && CONSUMERS <= 2,
                   "wgmma m64nBN over 128-byte swizzle rows: TILE_N = 64, 128 or 256, TILE_K one row (64 BF16, 128 FP8), "

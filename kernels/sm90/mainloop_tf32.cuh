@@ -53,8 +53,6 @@ struct Tf32Mainloop {
     // cap, 65,536 / THREADS rounded down to 8, times THREADS): the producer's loops fit in 72 (its own loads
     // spill in fewer), and the consumers take the rest.
     static constexpr int PRODUCER_REGISTERS = 72, CONSUMER_REGISTERS = 216;   // gemm.cuh checks they fit
-    static_assert(BLOCK_DIM_X == THREADS && BLOCK_DIM_Y == 1,
-                  "kernels/registry.yaml's block must be THREADS x 1: a producer and CONSUMERS consumer warpgroups");
     static_assert((TILE_M == 64 || TILE_M == 128 || TILE_M == 256) && TILE_K == 32,
                   "wgmma m64nBMk8 over a 128-byte swizzle row of A: TILE_M = 64, 128 or 256, TILE_K = 32");
     static_assert(TILE_N % 64 == 0 && CONSUMERS >= 1 && CONSUMERS <= 2, "TILE_N: 64 columns a consumer warpgroup, 1 or 2");
