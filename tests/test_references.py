@@ -14,8 +14,10 @@ from matmulstudy.study.paths import ROOT
 
 # A commit (7 to 40 hex digits) and a path in its tree: a letter first, a folder or an extension in it.
 REFERENCE = re.compile(r"(?<![\w/-])([0-9a-f]{7,40}):([A-Za-z_][\w.-]*(?:/[\w.-]+)*/?)")
-# The names of the lab notebook that were never published: its tag, and the branches of its pushes.
-UNPUBLISHED = re.compile(r"\blab-notebook:|\barchive/[\w-]+")
+# A path of the repository's folders after a name that is no commit: a tag or a branch, which only main's history
+# reaches a reader without (a name of hex digits alone is a commit: REFERENCE's).
+NAMED = re.compile(r"(?<![\w/-])([A-Za-z][\w./-]*[\w-]):((?:notes|kernels|matmulstudy|docs|tests|reports|workflow)/)")
+COMMIT = re.compile(r"[0-9a-f]{7,40}")
 
 
 def git(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
@@ -79,5 +81,6 @@ def test_a_reference_to_a_file_no_commit_holds_is_reported():
 
 
 def test_no_reference_names_an_unpublished_tag_or_branch():
-    named = {path: sorted(set(UNPUBLISHED.findall(text))) for path, text in tracked_texts().items()}
+    named = {path: sorted({f"{name}:{folder}" for name, folder in NAMED.findall(text) if not COMMIT.fullmatch(name)})
+             for path, text in tracked_texts().items()}
     assert {path: names for path, names in named.items() if names} == {}

@@ -99,7 +99,8 @@ def test_a_finished_study_ends_on_its_verdict_not_on_a_pandas_warning(tmp_path, 
     monkeypatch.setattr("atexit.register", lambda *args, **kwargs: said.append(args))
     with warnings.catch_warnings():
         warnings.simplefilter("error", pd.errors.DtypeWarning)
-        ending.end_of_success(types.SimpleNamespace(label="probe", resource_reports=lambda label: []))
+        probe = types.SimpleNamespace(run=types.SimpleNamespace(label="probe"), resource_reports=lambda label: [])
+        ending.end_of_success(probe)
     assert said and said[-1][1] == "Every result verified; tables and figures in reports/probe/"
 
 
@@ -116,7 +117,7 @@ def test_a_run_that_measured_nothing_does_not_speak_for_the_study(tmp_path, monk
     os.utime(table, (1000.0, 1000.0))
     said = []
     monkeypatch.setattr("atexit.register", lambda *args, **kwargs: said.append(args))
-    run = types.SimpleNamespace(label="probe", resource_reports=lambda label: [])
+    run = types.SimpleNamespace(run=types.SimpleNamespace(label="probe"), resource_reports=lambda label: [])
     ending.end_of_success(run, since=2000.0)
     assert said[-1][1] == "Nothing measured in this run: the tables in reports/probe/ are those of an earlier run"
     table.unlink()

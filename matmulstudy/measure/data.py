@@ -131,8 +131,8 @@ def operands(a: np.ndarray, b: np.ndarray, precision: str) -> tuple[np.ndarray, 
     p = precisions.get(precision)
     if not p.rounds_inputs or a.dtype != np.float32:
         return a, b
-    bits = NARROW[p.inputs][1]
-    ra, rb = rounded(a, b, precision)
+    rounding, bits = NARROW[p.inputs]
+    ra, rb = rounding(a), rounding(b)
     return bits(ra), np.ascontiguousarray(bits(rb).T) if p.b_transposed else bits(rb)
 
 

@@ -28,7 +28,7 @@ def end_of_error(rules, log=None) -> None:
     one job did not complete successfully"): the reason a GPU study could not use its GPU; or, after Ctrl-C
     (Snakemake's log of the run, `log`, says so), that the same command resumes the run."""
     import atexit
-    why = rules.run.uses_gpu and host.gpu_failure(paths.GPU_LOG.format(label=rules.label))
+    why = rules.run.uses_gpu and host.gpu_failure(paths.GPU_LOG.format(label=rules.run.label))
     if why:
         atexit.register(print, f"{why} (the study's GPU jobs did not run; `snakemake build` builds what needs "
                         "no GPU)", file=sys.stderr)
@@ -50,7 +50,7 @@ def failed_builds(rules, since: float) -> list[str]:
     stamp), in the registry's order."""
     from ..measure.build import failed_build
     return [f"{failed['variant']} {failed['dtype']} (log: {failed['log']})"
-            for report in rules.resource_reports(rules.label)
+            for report in rules.resource_reports(rules.run.label)
             if os.path.exists(report) and os.path.getmtime(report) > since and (failed := failed_build(report))]
 
 
@@ -63,7 +63,7 @@ def end_of_success(rules, since: float = 0.0) -> None:
     import atexit
 
     from ..report.results import failed_runs, failed_summary, failures, read_results
-    table, report = paths.study_file("results", rules.label), paths.REPORT.format(label=rules.label)
+    table, report = paths.study_file("results", rules.run.label), paths.REPORT.format(label=rules.run.label)
     written = os.path.getmtime(table) if os.path.exists(table) else 0.0
     builds = failed_builds(rules, written)
     if builds:

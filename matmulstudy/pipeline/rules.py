@@ -25,7 +25,6 @@ class RuleFiles:
 
     def __init__(self, run: StudyRun):
         self.run = run
-        self.registry, self.settings, self.label = run.registry, run.settings, run.label
 
     # --- patterns and resources ------------------------------------------------------------------------------
     def gpu_model(self, wildcards) -> str:
@@ -35,7 +34,7 @@ class RuleFiles:
 
     def variant_pattern(self, backends) -> str:
         """Wildcard regex of the variants of some backends (never matches if none)."""
-        return "|".join(vid for vid, v in self.registry.items() if v.backend in backends) or "(?!)"
+        return "|".join(vid for vid, v in self.run.registry.items() if v.backend in backends) or "(?!)"
 
     @property
     def tuned_pattern(self) -> str:
@@ -54,13 +53,13 @@ class RuleFiles:
         problems = []
         for shape in self.run.jobs[variant, dtype, int(seed)]:
             files = paths.inputs(dtype, shape, seed)
-            kind = plan.reference_kind(shape, self.settings.checking, self.run.uses_gpu)
+            kind = plan.reference_kind(shape, self.run.settings.checking, self.run.uses_gpu)
             keep = ("a", "b", "ref", "scale") if kind == "cpu" else ("a", "b")
             problems.append({"shape": shape.tag, "check": kind, **{key: files[key] for key in keep}})
         return problems
 
     def bench_inputs(self, label: str, variant: str, dtype: str, seed) -> dict:
-        v = self.registry[variant]
+        v = self.run.registry[variant]
         problems = self.bench_problems(variant, dtype, seed)
         inputs = {"data": [path for p in problems for key, path in p.items() if key not in ("shape", "check")]}
         if v.is_built:
@@ -71,36 +70,40 @@ class RuleFiles:
             inputs["harness"] = paths.HARNESS.format(label=label)
         return inputs
 
+    def _builds(self) -> list:
+        """(variant, dtype) of every build of the run (plan.builds)."""
+        return plan.builds(self.run.settings, self.run.registry)
+
     # --- what collect_results gathers -----------------------------------------------------------------------
     def samples(self, label: str) -> list[str]:
         return [paths.SAMPLES.format(label=label, dtype=dtype, variant=vid, seed=seed)
                 for vid, dtype, seed in self.run.jobs]
 
     def resource_reports(self, label: str) -> list[str]:
-        return [paths.binary(label, v, dtype) + ".json" for v, dtype in plan.builds(self.settings, self.registry)]
+        return [paths.binary(label, v, dtype) + ".json" for v, dtype in self._builds()]
 
     def sass_reports(self, label: str) -> list[str]:
         return [paths.SASS.format(label=label, dtype=dtype, variant=v.id)
-                for v, dtype in plan.builds(self.settings, self.registry) if v.backend == "cuda"]
+                for v, dtype in self._builds() if v.backend == "cuda"]
 
     def ncu_reports(self, label: str) -> list[str]:
         """Every GPU variant's counters at ncu_size; and a step's `shown_at`, with the step before's, at that
         size too (counters_at.csv)."""
-        if not self.settings.ncu:
+        if not self.run.settings.ncu:
             return []
         gpu = [v.id for v in self.run.variants if v.is_gpu]
-        jobs = [(vid, self.settings.ncu_size) for vid in gpu]
+        jobs = [(vid, self.run.settings.ncu_size) for vid in gpu]
         for v in self.run.variants:
             if not v.shown_at or v.id not in gpu:
                 continue
-            before = self.registry.step_before(v.id)
+            before = self.run.registry.step_before(v.id)
             for vid in ([before.id] if before is not None and before.id in gpu else []) + [v.id]:
                 if (vid, v.shown_at) not in jobs:
                     jobs.append((vid, v.shown_at))
         return [paths.NCU.format(label=label, variant=vid, shape=f"{n}x{n}x{n}") for vid, n in jobs]
 
     def sanitizer_reports(self, label: str) -> list[str]:
-        if not self.settings.sanitizer:
+        if not self.run.settings.sanitizer:
             return []
         return [paths.SANITIZER.format(label=label, variant=v.id) for v in self.run.variants if v.backend == "cuda"]
 
@@ -116,8 +119,8 @@ class RuleFiles:
         (the reference size and the largest: the energy of every step where the study compares them; at
         every shape the phase took 1 min 48 s of a 10 min 48 s study on the H100): its input files, and the
         variants with their binaries."""
-        seed, problems, shapes = self.settings.seeds[0], {}, self.run.headline_shapes()
-        for v, shape, s, dtype in plan.measurements(self.settings, self.registry):
+        seed, problems, shapes = self.run.settings.seeds[0], {}, self.run.headline_shapes()
+        for v, shape, s, dtype in plan.measurements(self.run.settings, self.run.registry):
             if v.is_gpu and s == seed and shape.tag in shapes:
                 files = paths.inputs(dtype, shape, seed)
                 entry = problems.setdefault((dtype, shape), {"dtype": dtype, "shape": shape.tag, "seed": seed,
@@ -129,7 +132,7 @@ class RuleFiles:
         """After every GPU variant's timed samples (their heat would lower the next one's clock): its inputs,
         binaries, the harness and the GPU's facts."""
         problems = self.energy_problems(label)
-        gpu_jobs = [(vid, dtype, seed) for vid, dtype, seed in self.run.jobs if self.registry[vid].is_gpu]
+        gpu_jobs = [(vid, dtype, seed) for vid, dtype, seed in self.run.jobs if self.run.registry[vid].is_gpu]
         return {"timed": [paths.SAMPLES.format(label=label, dtype=d, variant=v, seed=s) for v, d, s in gpu_jobs],
                 "data": sorted({p[k] for p in problems for k in ("a", "b")}),
                 "binaries": sorted({b for p in problems for _, b in p["variants"] if b}),
@@ -154,7 +157,7 @@ class RuleFiles:
         """The study's tables, figures and pages (`report_outputs`), and the optional stages' own outputs:
         asked for here, an ncu or sanitizer run added to a finished study runs, and collect_results then takes
         it in (Snakemake does not run a job for an input that only a job with nothing else to do would read)."""
-        label, s = self.run.label, self.settings
+        label, s = self.run.label, self.run.settings
         tables = [paths.study_file(key, label) for key in ("results", "summary", "hardware")]
         tables += [paths.study_file("sanitizer", label)] * s.sanitizer
         tables += [paths.study_file("tuning", label)] * bool(self.run.tuned)
