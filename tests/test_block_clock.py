@@ -1,6 +1,6 @@
 """The SM clock inside a launch and the epilogue's share of it (kernels/sm90/block_clock.cuh, devbench's
-CLOCK_TRACE candidates): only a CLOCK_TRACE build holds the blocks' clocks, devbench turns them into MHz and a
-share, and on the GPU they read as a clock."""
+CLOCK_TRACE candidates): only a CLOCK_TRACE build asks its launch for room for the blocks' clocks (its workspace,
+kernels/sm90/workspace.cuh), devbench turns them into MHz and a share, and on the GPU they read as a clock."""
 
 import io
 import shutil
@@ -8,6 +8,8 @@ import shutil
 import numpy as np
 import pytest
 
+from matmulstudy.gpu.cubin import launch_facts
+from matmulstudy.gpu.launch import WORKSPACES
 from matmulstudy.measure import build
 from matmulstudy.study.registry import load_registry
 from matmulstudy.study.shapes import Shape
@@ -16,33 +18,27 @@ from matmulstudy.tools import devbench
 STEP = "gpu_wgmma_bf16_drawn_late"
 
 
-def test_only_a_clock_trace_build_holds_the_blocks_clocks(tmp_path):
+def test_only_a_clock_trace_build_asks_for_room_for_the_blocks_clocks(tmp_path):
+    """The step's exported workspace (its LaunchFacts): the queue's ticket alone, or the ticket and, from byte
+    devbench.CLOCKS_AT, a row of CLOCK_FIELDS 8-byte clocks for each of 1,024 blocks."""
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc is not on PATH")
     registry = load_registry()
-    for name, held in ((STEP, False), (STEP + ":CLOCK_TRACE=1", True)):
+    for name, room in ((STEP, 4), (STEP + ":CLOCK_TRACE=1", devbench.CLOCKS_AT + 1024 * devbench.CLOCK_FIELDS * 8)):
         v = devbench.candidate(registry, name)
-        cubin = tmp_path / f"{held}.cubin"
-        build.build(v, cubin, tmp_path / f"{held}.json", v.target("sm_90"), io.StringIO())
-        assert (b"block_clock" in cubin.read_bytes()) == held, name
-
-
-class _Kernel:
-    def __init__(self, address, nbytes):
-        self.found = (address, nbytes)
-
-    def global_address(self, name):
-        return self.found if name == "block_clock" else None
+        cubin = tmp_path / f"{room}.cubin"
+        build.build(v, cubin, tmp_path / f"{room}.json", v.target("sm_90"), io.StringIO())
+        assert launch_facts(cubin, v.kernel).workspace_bytes == room, name
 
 
 class _Session:
-    """A session whose one module holds two blocks' clocks (and 1,022 that did not run): no GPU, the arithmetic
-    only."""
+    """A session whose one module's one launcher's workspace holds two blocks' clocks (and 1,022 that did not
+    run): no GPU, the arithmetic only."""
 
     def __init__(self, clocks):
-        self.memory = {7: clocks.astype(np.uint64).ravel()}
+        self.memory = {7 + devbench.CLOCKS_AT: clocks.astype(np.uint64).ravel()}
         self.cuda = self
-        self.kernels = {("driver kernel", "step.cubin"): _Kernel(7, clocks.nbytes)}
+        self.kernels = {(WORKSPACES, "step.cubin"): [(7, devbench.CLOCKS_AT + clocks.nbytes)]}
 
     def held(self, key):
         return self.kernels.get(key)
@@ -64,16 +60,16 @@ def test_devbench_reads_each_blocks_cycles_over_its_nanoseconds_and_zeroes_them(
     got = devbench.block_clocks(gpu, v, "step.cubin", placements=1)
     assert got == {"launch_mhz": pytest.approx(1980.0), "launch_mhz_min": pytest.approx(1500.0),
                    "epilogue_pct": pytest.approx(10.0), "epilogue_cycles_per_tile": pytest.approx(99_750.0)}
-    assert not gpu.memory[7].any()   # zeroed for the next measurement
+    assert not gpu.memory[7 + devbench.CLOCKS_AT].any()   # zeroed for the next measurement
     assert devbench.block_clocks(gpu, v, "step.cubin", placements=1) == {}   # nothing ran since
     assert devbench.block_clocks(gpu, load_registry()[STEP], "step.cubin", placements=1) == {}   # no trace built
 
 
 def test_the_traced_builds_fields_are_the_ones_devbench_reads():
-    """block_clock.cuh's CLOCK_FIELDS and devbench's are one number, said twice (a kernel header and Python)."""
+    """workspace.cuh's CLOCK_FIELDS and devbench's are one number, said twice (a kernel header and Python)."""
     import re
     from matmulstudy.study.paths import ROOT
-    header = (ROOT / "kernels" / "sm90" / "block_clock.cuh").read_text()
+    header = (ROOT / "kernels" / "sm90" / "workspace.cuh").read_text()
     assert int(re.search(r"constexpr int CLOCK_FIELDS = (\d+);", header).group(1)) == devbench.CLOCK_FIELDS
 
 

@@ -104,6 +104,41 @@ def test_the_persistent_steps_give_the_one_tile_steps_bits_launch_after_launch(r
                 assert np.array_equal(bits, results[ids[0], 0]), (shape.tag, key)
 
 
+@pytest.mark.parametrize("vid", ["gpu_wgmma_whole_waves", "gpu_wgmma_bf16_drawn_late", "gpu_wgmma_fp8_promoted"])
+def test_two_launches_of_one_queued_kernel_at_once_on_two_streams_each_take_every_tile(registry, gpu_builds, vid):
+    """A queued step's ticket counter lies in its launch's workspace (kernels/sm90/workspace.cuh), not in its
+    module: two launches of one module at once, each on a stream of its own, draw each from their own counter.
+    At 4096 the scheduler's whole rounds leave 4 of 132 SMs without a tile, on which the other stream's blocks
+    start while the first launch runs; drawing from one counter, each launch would take some of the other's
+    tickets and leave those tiles of its C unwritten. Ten launches a stream, the streams side by side: every C
+    is the bits of a launch alone."""
+    from matmulstudy.gpu import launch as launching
+    from matmulstudy.gpu.session import GpuSession
+    v = registry[vid]
+    if v.unsupported(gpu_builds["arch"]):
+        pytest.skip(v.unsupported(gpu_builds["arch"]))
+    shape, cubin = Shape(4096, 4096, 4096), gpu_builds[vid, "float32"]
+    with GpuSession() as gpu:
+        a, b = data.operands(*problem(shape, "float32"), v.precision)
+        d_a, d_b = gpu.to_device(a), gpu.to_device(b)
+        outputs = [gpu.empty(4 * shape.M * shape.N) for _ in range(3)]
+        for d_c in outputs:
+            gpu.fill_u32(d_c, 0xFFFFFFFF, shape.M * shape.N)   # NaN: a tile no launch wrote shows
+        launching.launcher(gpu, cubin, v, *shape, d_a, d_b, outputs[0])()   # alone, on the default stream
+        gpu.synchronize()
+        alone = gpu.to_host(outputs[0], (shape.M, shape.N)).view(np.uint32)
+        assert not (alone == 0xFFFFFFFF).any()
+        streams = [gpu.cuda.Stream(), gpu.cuda.Stream()]
+        launches = [launching.launcher(gpu, cubin, v, *shape, d_a, d_b, d_c, stream=s)
+                    for d_c, s in zip(outputs[1:], streams)]
+        for _ in range(10):
+            for launch in launches:
+                launch()
+        gpu.synchronize()
+        for d_c in outputs[1:]:
+            assert np.array_equal(gpu.to_host(d_c, (shape.M, shape.N)).view(np.uint32), alone)
+
+
 # What a launch that stopped part way leaves in a module's global memory, planted as the previous launch's:
 # the ticket 5 blocks in, every cut tile's progress at 3 slices (stream_k.cuh), every tile's count of pieces at 3
 # and the pieces' partial tiles NaN (step 22's).

@@ -8,6 +8,7 @@ import pytest
 
 from matmulstudy import elements
 from matmulstudy.gpu import tma
+from matmulstudy.gpu.cubin import LaunchFacts, launch_facts
 from matmulstudy.measure import sanitize
 from matmulstudy.study.shapes import Shape
 from matmulstudy.errors import StudyError
@@ -20,13 +21,21 @@ BOXES = {"A": (256, 32), "B": (32, 32)}
 @pytest.mark.parametrize("vid", ["gpu_wgmma_tma", "gpu_wgmma_tma_store", "gpu_wgmma_pipelined", "gpu_wgmma_multicast",
                                  "gpu_wgmma_grouped", "gpu_wgmma_aligned", "gpu_wgmma_lean",
                                  "gpu_wgmma_persistent", "gpu_wgmma_queued"])
-def test_the_tma_steps_take_two_maps_and_their_stages_in_dynamic_shared_memory(vid):
+def test_the_tma_steps_take_two_maps_and_their_stages_in_dynamic_shared_memory(vid, sm90_builds):
+    """The built kernel's shared memory (its exported LaunchFacts, gemm.cuh's SharedStorage): the ring's stages
+    and its two barriers a stage, C's buffers of 64 rows a consumer after them for a persistent step, and the
+    queue's slots for a queued one; a launch's workspace for the queue's ticket."""
     v = load_registry()[vid]
     bm, bn, bk, stages = (v.defines[k] for k in ("BM", "BN", "BK", "STAGES"))
     assert list(v.tensor_maps.items())[:2] == [("A", (bm // v.cluster[0], bk)), ("B", (bk, 32))]
-    assert v.dynamic_shared >= stages * (bm + bn) * bk * 4 + 1024 > 48 * 1024
-    if not v.grid_expr:   # a tile a block: C out through the drained ring, a box of all its rows
-        assert v.tensor_maps.get("C", (bm, 32)) == (bm, 32) and v.dynamic_shared == stages * (bm + bn) * bk * 4 + 1024
+    facts = launch_facts(sm90_builds[vid, "float32"][0], v.kernel)
+    ring, queued = stages * (bm + bn) * bk * 4 + 2 * stages * 8, vid == "gpu_wgmma_queued"
+    buffers = bn * 64 * 4 if v.grid_expr else 0   # a tile a block: C out through the drained ring
+    slots = 40 if queued else 1   # QueuedTiles' two slots and their barriers, or an empty struct
+    assert facts == LaunchFacts(-(-(ring + buffers + slots) // 8) * 8, 4 if queued else 0)   # on 8 bytes
+    assert facts.shared_bytes > 48 * 1024 and sm90_builds[vid, "float32"][1]["dynamic_shared_bytes"] == facts.shared_bytes
+    if not v.grid_expr:   # C stored from the ring, a box of all its rows
+        assert v.tensor_maps.get("C", (bm, 32)) == (bm, 32)
     assert v.needs == "sm_90a" and v.unsupported("sm_90") is None and "sm_90a" in v.unsupported("sm_80")
 
 
@@ -83,7 +92,7 @@ def test_boxes_the_copy_engine_takes_with_the_128_byte_swizzle(box):
     assert tma.check_box("A", box, "here") == box
 
 
-def test_bf16_maps_take_two_byte_elements_and_rows_of_a_multiple_of_8():
+def test_bf16_maps_take_two_byte_elements_and_rows_of_a_multiple_of_8(sm90_builds):
     """A and B of a BF16 step are maps of 16-bit elements (cuda.h's CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 9): twice
     the columns in a 128-byte box row, and rows on 16 bytes only where K and N are multiples of 8; C stays
     float32. A box the element type cannot take is named with its rule."""
@@ -105,8 +114,9 @@ def test_bf16_maps_take_two_byte_elements_and_rows_of_a_multiple_of_8():
         as_bf16.tensor_maps
     # the sanitizer's launcher is told the elements' size, and makes its maps and rule by it (launch.cu)
     as_bf16 = dataclasses.replace(step19, precision="bf16", defines={**step19.defines, "BK": 8})
-    assert sanitize.command("memcheck", "launch", "k.cubin", as_bf16, Shape(64, 64, 64), exe="cs")[-1] == "elem=2"
-    assert not sanitize.command("memcheck", "launch", "k.cubin", step19, Shape(64, 64, 64), exe="cs")[-1].startswith("elem")
+    cubin = sm90_builds[step19.id, "float32"][0]
+    assert sanitize.command("memcheck", "launch", cubin, as_bf16, Shape(64, 64, 64), exe="cs")[-2:] == ["elem=2", "ws=0"]
+    assert sanitize.command("memcheck", "launch", cubin, step19, Shape(64, 64, 64), exe="cs")[-2:] == ["32x32", "ws=0"]
     source = (ROOT / "matmulstudy" / "gpu" / "launch.cu").read_text()
     assert "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16" in source and "kK % per16 == 0 && (b_transposed || kN % per16 == 0)" in source
 
@@ -153,10 +163,12 @@ def test_a_box_of_blocks_the_copy_engine_cannot_take_is_named(box, message):
         tma.check_box("B", box, "here", elements.BFLOAT16)
 
 
-def test_the_sanitizer_launches_bf16s_one_copy_step_with_its_box_of_blocks():
+def test_the_sanitizer_launches_bf16s_one_copy_step_with_its_box_of_blocks(sm90_builds):
     v = load_registry()["gpu_wgmma_bf16_one_copy"]
-    cmd = sanitize.command("memcheck", "launch", "k.cubin", v, Shape(96, 320, 72), exe="compute-sanitizer", sms=132)
-    assert cmd[-6:] == [str(v.dynamic_shared), "128x64", "64x64x4", "64x32", "pad=pad_copy", "elem=2"]
+    cubin = sm90_builds[v.id, "float32"][0]
+    cmd = sanitize.command("memcheck", "launch", cubin, v, Shape(96, 320, 72), exe="compute-sanitizer", sms=132)
+    facts = launch_facts(cubin, v.kernel)
+    assert cmd[-7:] == [str(facts.shared_bytes), "128x64", "64x64x4", "64x32", "pad=pad_copy", "elem=2", "ws=4"]
 
 
 @pytest.mark.parametrize("vid, grid, boxes", [
@@ -166,13 +178,15 @@ def test_the_sanitizer_launches_bf16s_one_copy_step_with_its_box_of_blocks():
     ("gpu_wgmma_bf16_one_producer", ["132", "1"], ["128x64", "64x64x4", "64x32", "pad=pad_copy", "elem=2"]),
     ("gpu_wgmma_bf16_stepped_descriptors", ["132", "1"], ["128x64", "64x64x4", "64x32", "pad=pad_copy", "elem=2"]),
     ("gpu_wgmma_bf16_drawn_late", ["132", "1"], ["128x64", "64x64x4", "64x32", "pad=pad_copy", "elem=2"])])
-def test_the_sanitizer_launches_the_last_tensor_core_steps_with_their_boxes_and_grids(vid, grid, boxes):
+def test_the_sanitizer_launches_the_last_tensor_core_steps_with_their_boxes_and_grids(vid, grid, boxes, sm90_builds):
     """B's slice in one box of 32-column (TF32) or 64-column (BF16) blocks; every persistent step on a block an
     SM (the whole-rounds steps' scheduler leaves the clusters past the rounds without a tile: at 96 x 320, all
-    but 2 blocks of 128 x 256, or 2 clusters of 2 for the 3 tiles of 256 x 128)."""
+    but 2 blocks of 128 x 256, or 2 clusters of 2 for the 3 tiles of 256 x 128); the queue's ticket in the
+    launch's workspace."""
     v = load_registry()[vid]
-    cmd = sanitize.command("memcheck", "launch", "k.cubin", v, Shape(96, 320, 72), exe="compute-sanitizer", sms=132)
-    assert cmd[cmd.index("72") + 1: cmd.index("72") + 3] == grid and cmd[-len(boxes):] == boxes
+    cubin = sm90_builds[vid, "float32"][0]
+    cmd = sanitize.command("memcheck", "launch", cubin, v, Shape(96, 320, 72), exe="compute-sanitizer", sms=132)
+    assert cmd[cmd.index("72") + 1: cmd.index("72") + 3] == grid and cmd[-len(boxes) - 1:] == [*boxes, "ws=4"]
 
 
 def test_without_a_driver_the_error_says_what_is_missing(monkeypatch):
@@ -184,15 +198,16 @@ def test_without_a_driver_the_error_says_what_is_missing(monkeypatch):
         tma.map_arguments(BOXES, 256, 256, 256, ADDRESSES)
 
 
-def test_the_sanitizer_launches_with_the_kernels_shared_memory_and_boxes():
-    v = load_registry()["gpu_wgmma_tma"]
-    cmd = sanitize.command("memcheck", "launch", "k.cubin", v, Shape(200, 72, 40), exe="compute-sanitizer")
-    assert cmd[-3:] == [str(v.dynamic_shared), "256x32", "32x32"]
-    store = load_registry()["gpu_wgmma_tma_store"]
-    cmd = sanitize.command("memcheck", "launch", "k.cubin", store, Shape(200, 72, 40), exe="compute-sanitizer")
-    assert cmd[-4:] == [str(store.dynamic_shared), "256x32", "32x32", "256x32"]
+def test_the_sanitizer_launches_with_the_kernels_shared_memory_and_boxes(sm90_builds):
+    """The built kernel's own shared memory and workspace (none here: a tile a block), read from its cubin; a
+    kernel that exports none gets neither."""
+    for vid, boxes in (("gpu_wgmma_tma", ["256x32", "32x32"]), ("gpu_wgmma_tma_store", ["256x32", "32x32", "256x32"])):
+        v, cubin = load_registry()[vid], sm90_builds[vid, "float32"][0]
+        cmd = sanitize.command("memcheck", "launch", cubin, v, Shape(200, 72, 40), exe="compute-sanitizer")
+        assert cmd[-len(boxes) - 2:] == [str(launch_facts(cubin, vid).shared_bytes), *boxes, "ws=0"]
     plain = load_registry()["gpu_mma_tf32"]
-    assert sanitize.command("memcheck", "launch", "k.cubin", plain, Shape(2, 2, 2), exe="cs")[-2:] == ["256", "1"]
+    cubin = sm90_builds[plain.id, "float32"][0]
+    assert sanitize.command("memcheck", "launch", cubin, plain, Shape(2, 2, 2), exe="cs")[-2:] == ["256", "1"]
 
 
 @pytest.mark.parametrize("M, N, grid", [(4096, 4096, (32, 16, 1)), (200, 72, (2, 1, 1)), (1, 1, (2, 1, 1)),
@@ -203,7 +218,7 @@ def test_a_cluster_kernels_grid_is_whole_clusters(vid, M, N, grid):
     blocks, and the second block of a pair may lie wholly right of C (step 28's header says how it takes part)."""
     v = load_registry()[vid]
     assert v.cluster == (2, 1) and v.launch_grid(M, N) == grid
-    assert "__cluster_dims__(CLUSTER, 1, 1)" in v.file.read_text() and v.defines["CLUSTER"] == 2
+    assert "__cluster_dims__(Kernel::CLUSTER_SIZE, 1, 1)" in v.file.read_text() and v.defines["CLUSTER"] == 2
 
 
 @pytest.mark.parametrize("sms, grid", [(132, (132, 1, 1)), (133, (132, 1, 1)), (1, (2, 1, 1))])
@@ -213,8 +228,7 @@ def test_a_persistent_cluster_grid_is_the_multiprocessors_in_whole_clusters(vid,
     grid at every shape (the kernel walks the tiles); C's buffers after the ring, and a box of 64 rows of C."""
     v = load_registry()[vid]
     assert v.cluster == (2, 1) and v.launch_grid(4096, 4096, sms) == v.launch_grid(1, 1, sms) == grid
-    bm, bn, bk, stages = (v.defines[k] for k in ("BM", "BN", "BK", "STAGES"))
-    assert v.dynamic_shared == stages * (bm + bn) * bk * 4 + bn * 64 * 4 + 1024 <= 227 * 1024
+    bm, bk = v.defines["BM"], v.defines["BK"]
     assert v.tensor_maps == {"A": (bm // 2, bk), "B": (bk, 32), "C": (64, 32)} and v.align_rows == "pad_copy"
 
 
@@ -259,10 +273,12 @@ def test_step_28s_copy_kernel_covers_its_rows_and_columns():
     assert copy_grid(100_000, 1025) == (2, 65535, 1)   # rows past the grid's y: each block walks on
 
 
-def test_the_sanitizer_launches_step_28_on_the_padded_problem_with_its_copy_kernel():
+def test_the_sanitizer_launches_step_28_on_the_padded_problem_with_its_copy_kernel(sm90_builds):
     v = load_registry()["gpu_wgmma_aligned"]
-    cmd = sanitize.command("memcheck", "launch", "k.cubin", v, Shape(131, 259, 67), exe="compute-sanitizer")
-    assert cmd[-1] == "pad=pad_copy" and cmd[-5:-1] == [str(v.dynamic_shared), "128x32", "32x32", "256x32"]
+    cubin = sm90_builds[v.id, "float32"][0]
+    cmd = sanitize.command("memcheck", "launch", cubin, v, Shape(131, 259, 67), exe="compute-sanitizer")
+    shared = str(launch_facts(cubin, v.kernel).shared_bytes)
+    assert cmd[-2:] == ["pad=pad_copy", "ws=0"] and cmd[-6:-2] == [shared, "128x32", "32x32", "256x32"]
     grid = cmd[cmd.index("131") + 3: cmd.index("131") + 5]
     assert grid == [str(g) for g in v.launch_grid(131, 260)[:2]]
 
@@ -300,11 +316,12 @@ def test_the_bf16_steps_copy_rows_onto_16_bytes_of_2_byte_elements(M, N, K, copi
     assert all(p is not None for p in plan.values())
 
 
-def test_the_sanitizer_launches_a_bf16_step_with_its_copies_and_bf16_maps():
+def test_the_sanitizer_launches_a_bf16_step_with_its_copies_and_bf16_maps(sm90_builds):
     v = load_registry()["gpu_wgmma_bf16_queued"]
-    cmd = sanitize.command("memcheck", "launch", "k.cubin", v, Shape(131, 259, 67), exe="compute-sanitizer", sms=132)
-    assert cmd[-2:] == ["pad=pad_copy", "elem=2"]
-    assert cmd[-6:-2] == [str(v.dynamic_shared), "128x64", "64x64", "64x32"]
+    cubin = sm90_builds[v.id, "float32"][0]
+    cmd = sanitize.command("memcheck", "launch", cubin, v, Shape(131, 259, 67), exe="compute-sanitizer", sms=132)
+    assert cmd[-3:] == ["pad=pad_copy", "elem=2", "ws=4"]
+    assert cmd[-7:-3] == [str(launch_facts(cubin, v.kernel).shared_bytes), "128x64", "64x64", "64x32"]
     assert cmd[cmd.index("131") + 3: cmd.index("131") + 5] == ["132", "1"]   # the persistent grid
     source = (ROOT / "matmulstudy" / "gpu" / "launch.cu").read_text()
     assert 'name + "_" + std::to_string(8 * elem)' in source   # its copy kernel of narrow elements, as copy_kernel's
@@ -312,11 +329,15 @@ def test_the_sanitizer_launches_a_bf16_step_with_its_copies_and_bf16_maps():
 
 @pytest.mark.parametrize("vid", ["gpu_wgmma_bf16_persistent", "gpu_wgmma_bf16_aligned", "gpu_wgmma_bf16_grouped",
                                  "gpu_wgmma_bf16_queued", "gpu_wgmma_bf16_one_copy"])
-def test_the_persistent_bf16_steps_fit_the_ring_and_cs_buffers_on_a_grid_of_the_multiprocessors(vid):
+def test_the_persistent_bf16_steps_fit_the_ring_and_cs_buffers_on_a_grid_of_the_multiprocessors(vid, sm90_builds):
+    """The built kernel's shared memory: the ring's stages and barriers, C's buffers (16 KB a consumer), and the
+    queue's two slots where it has a queue: at most 227 KB."""
     v = load_registry()[vid]
     bm, bn, bk, stages = (v.defines[k] for k in ("BM", "BN", "BK", "STAGES"))
     assert v.cluster == (1, 1) and v.launch_grid(4096, 4096, 132) == v.launch_grid(1, 1, 132) == (132, 1, 1)
-    assert v.dynamic_shared == stages * (bm + bn) * bk * 2 + (bm // 64) * 16384 + 1024 <= 227 * 1024
+    slots = 40 if "queued" in vid or "one_copy" in vid else 1
+    shared = launch_facts(sm90_builds[vid, "float32"][0], v.kernel).shared_bytes
+    assert shared == -(-(stages * (bm + bn) * bk * 2 + 16 * stages + (bm // 64) * 16384 + slots) // 8) * 8 <= 227 * 1024
     blocks = v.defines.get("B_BLOCKS", 1)   # step 43: the slice's boxes of B in one copy
     assert v.tensor_maps == {"A": (bm, bk), "B": (bk, 64, blocks) if blocks > 1 else (bk, 64), "C": (64, 32)}
     assert blocks in (1, bn // 64)
@@ -330,7 +351,7 @@ def test_the_persistent_bf16_steps_fit_the_ring_and_cs_buffers_on_a_grid_of_the_
     (200, 74, 48, "BC", (200, 76, 48)),             # N off C's 4: C, and B's rows to match
     (1, 1, 1, "ABC", (1, 4, 16)),
 ])
-def test_the_fp8_step_copies_rows_of_bytes_onto_16_and_b_as_n_by_k(M, N, K, copied, shape):
+def test_the_fp8_step_copies_rows_of_bytes_onto_16_and_b_as_n_by_k(M, N, K, copied, shape, sm90_builds):
     """Step 50 (align_rows, FP8): K rounded up to a multiple of 16 bytes, N only to C's 4; B stored N x K is copied
     into Np x Kp by pad_copy_8, and its map is one of N rows of K bytes (box BN x BK); the sanitizer's launcher is
     told elem=1."""
@@ -345,4 +366,5 @@ def test_the_fp8_step_copies_rows_of_bytes_onto_16_and_b_as_n_by_k(M, N, K, copi
     plan = tma.plan(v.tensor_maps, *shape, ADDRESSES, elements.FLOAT8_E4M3, b_transposed=True)
     assert plan["B"].dims == (Kp, Np) and plan["B"].row_bytes == Kp and plan["B"].box == (128, 256)
     assert tma.plan(v.tensor_maps, M, N, 8, ADDRESSES, elements.FLOAT8_E4M3, b_transposed=True)["A"] is None
-    assert sanitize.command("memcheck", "launch", "k.cubin", v, Shape(M, N, K), exe="cs", sms=132)[-1] == "elem=1"
+    cubin = sm90_builds[v.id, "float32"][0]
+    assert sanitize.command("memcheck", "launch", cubin, v, Shape(M, N, K), exe="cs", sms=132)[-2:] == ["elem=1", "ws=4"]

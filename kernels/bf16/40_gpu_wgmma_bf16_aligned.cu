@@ -37,13 +37,20 @@
 #include "../sm90/gemm.cuh"
 #include "../common/pad_copy.cuh"   // pad_copy: the operands onto 16 bytes (align_rows in the registry)
 
-using Mainloop = Bf16Mainloop<Descriptors::per_wgmma, Unaligned::host_copies>;
-using Scheduler = StridedTiles<1>;
+using Tile = TileShape<BM, BN, BK>;
+using Stages = StageCount<STAGES>;
+using Mainloop = Bf16Mainloop<Tile, Stages, Descriptors::per_wgmma, Unaligned::host_copies>;
+using Scheduler = StridedTiles<Tile, ClusterShape<1>, 1>;
+using Kernel = Gemm<Mainloop, Scheduler, BufferStore>;
 
-extern "C" __global__ void __launch_bounds__(Mainloop::THREADS, 1)
+extern "C" __global__ void __launch_bounds__(Kernel::THREADS, 1)
 gpu_wgmma_bf16_aligned(int M, int N, int K, const bf16* __restrict__ A, const bf16* __restrict__ B,
                        float* __restrict__ C, const __grid_constant__ CUtensorMap map_a,
-                       const __grid_constant__ CUtensorMap map_b, const __grid_constant__ CUtensorMap map_c)
+                       const __grid_constant__ CUtensorMap map_b, const __grid_constant__ CUtensorMap map_c,
+                       Workspace* workspace)
 {
-    gemm<Mainloop, Scheduler, BufferStore>(M, N, K, A, B, C, &map_a, &map_b, &map_c);
+    Kernel::run(M, N, K, A, B, C, &map_a, &map_b, &map_c, workspace);
 }
+
+// its shared memory and workspace, read by the host (gemm.cuh)
+extern "C" __constant__ const LaunchFacts gpu_wgmma_bf16_aligned_facts = Kernel::FACTS;

@@ -1,7 +1,7 @@
 // The SM clock inside a launch, and the share of it a block spends storing C, for devbench
 // (matmulstudy/tools/devbench.py reads them where a candidate sets CLOCK_TRACE=1): each block's clock64 and the
 // global timer at its start and at its end, and the cycles its reading thread spent in the epilogue and the
-// tiles it stored, in a __device__ array of the module that the host reads after the launch. Cycles over
+// tiles it stored, in the launch's workspace (workspace.cuh), which the host reads after the launch. Cycles over
 // nanoseconds is the clock the block ran at; NVML's clock is sampled every few milliseconds, between launches
 // as much as during them, so near the power cap the two differ. The epilogue's cycles are the time its
 // warpgroup's tensor work waits for C to go out (the consumers of a tile store it together). Without
@@ -10,12 +10,9 @@
 #pragma once
 
 #include "hopper.cuh"
+#include "workspace.cuh"
 
 #ifdef CLOCK_TRACE
-constexpr int CLOCKED_BLOCKS = 1024;
-constexpr int CLOCK_FIELDS = 6;   // start cycles, end cycles, start ns, end ns, epilogue cycles, tiles stored
-__device__ unsigned long long block_clock[CLOCKED_BLOCKS][CLOCK_FIELDS];
-
 // Made by the thread that reads it, as its block starts; stop() as the block ends.
 struct BlockClock {
     unsigned long long cycles, ns, epilogue_from = 0, in_epilogue = 0, tiles = 0;
@@ -30,11 +27,11 @@ struct BlockClock {
         ++tiles;
     }
 
-    __device__ void stop() const
+    __device__ void stop(Workspace* workspace) const
     {
         if (blockIdx.x < CLOCKED_BLOCKS) {
             const unsigned long long end_cycles = clock64(), end_ns = global_ns();
-            unsigned long long* mine = block_clock[blockIdx.x];
+            unsigned long long* mine = workspace->block_clock[blockIdx.x];
             mine[0] = cycles;
             mine[1] = end_cycles;
             mine[2] = ns;
@@ -48,6 +45,6 @@ struct BlockClock {
 struct BlockClock {
     __device__ void epilogue_starts() {}
     __device__ void epilogue_ends() {}
-    __device__ void stop() const {}
+    __device__ void stop(Workspace*) const {}
 };
 #endif

@@ -3,9 +3,11 @@
 // Where each value lies in the tile is the mainloop's to say (its Consumer's
 // store, write_tile, quarter_origin and write_quarter); how C goes out is the
 // epilogue's. Every epilogue has the same face, for any mainloop:
-//   Epilogue<Mainloop> e(warpgroup, N, C)   each consumer thread makes its own;
-//   e.store(me, d, C, M, N, origin, map_c)  one tile's accumulators, the tile at `origin`;
-//   e.finish()                              after the block's last tile.
+//   Epilogue<Mainloop> e(warpgroup, N, C)         each consumer thread makes its own;
+//   Epilogue<Mainloop>::BUFFER_BYTES              the shared memory it keeps after the ring's stages
+//                                                 (gemm.cuh's SharedStorage);
+//   e.store(me, d, C, M, N, origin, map_c, ring)  one tile's accumulators, the tile at `origin`;
+//   e.finish()                                    after the block's last tile.
 // Three of them:
 // - DirectStore: each thread stores its own values (bounds-checked);
 // - RingStore: the tile through the ring's shared memory, which the consumers then no longer need, and out
@@ -20,49 +22,55 @@
 
 template <class Mainloop>
 struct DirectStore {
+    static constexpr int BUFFER_BYTES = 0;
+
     __device__ DirectStore(int, int, float*) {}
 
     __device__ __forceinline__ void store(const typename Mainloop::Consumer& me, const float (&d)[Mainloop::ACCUMULATORS],
-                                          float* __restrict__ C, int M, int N, int2 origin, const CUtensorMap*) const
+                                          float* __restrict__ C, int M, int N, int2 origin, const CUtensorMap*,
+                                          const Ring<Mainloop>&) const
     {
         me.store(d, C, M, N, origin.x, origin.y);
     }
     __device__ void finish() const {}
 };
 
-// Where C(row0 + m, col0 + n) lies when the whole tile is written into the ring: BN / 32 boxes of BM rows by
+// Where C(row0 + m, col0 + n) lies when the whole tile is written into the ring: TILE_N / 32 boxes of TILE_M rows by
 // 32 FP32 columns, where a TMA load of them would have put them (128-byte swizzle).
+template <int TILE_M>
 __device__ __forceinline__ int ring_c_offset(int m, int n)
 {
-    return (n / 32) * BM * 128 + m * 128 + ((((n % 32) / 4) ^ (m % 8)) << 4) + (n % 4) * 4;
+    return (n / 32) * TILE_M * 128 + m * 128 + ((((n % 32) / 4) ^ (m % 8)) << 4) + (n % 4) * 4;
 }
 
 template <class Mainloop>
 struct RingStore {
-    static_assert(BM * BN * 4 <= STAGES * Mainloop::STAGE_BYTES, "the tile must fit in the ring to be stored");
+    static constexpr int TILE_M = Mainloop::TILE_M, TILE_N = Mainloop::TILE_N, BUFFER_BYTES = 0;   // the ring's own
+    static_assert(TILE_M * TILE_N * 4 <= Mainloop::STAGE_COUNT * Mainloop::STAGE_BYTES,
+                  "the tile must fit in the ring to be stored");
     bool tma;
 
     __device__ RingStore(int, int N, float* C) : tma(store_map_usable(N, C)) {}
 
     // Every consumer warpgroup first finishes its wgmma (the ring is then idle: every slice has been consumed);
     // each thread writes its values, fences (the copy engine reads what ordinary stores wrote), and after a
-    // second meeting one thread sends the BN / 32 boxes, clipped to C, and waits until the engine has read them.
+    // second meeting one thread sends the TILE_N / 32 boxes, clipped to C, and waits until the engine has read them.
     __device__ __forceinline__ void store(const typename Mainloop::Consumer& me, const float (&d)[Mainloop::ACCUMULATORS],
                                           float* __restrict__ C, int M, int N, int2 origin,
-                                          const CUtensorMap* map_c) const
+                                          const CUtensorMap* map_c, const Ring<Mainloop>& ring) const
     {
         if (!tma) {
             me.store(d, C, M, N, origin.x, origin.y);
             return;
         }
         named_barrier(1, 128 * Mainloop::CONSUMERS);
-        unsigned char* out = the_ring<Mainloop>().stages;
-        me.write_tile(d, out, [](int m, int n) { return ring_c_offset(m, n); });
+        unsigned char* out = ring.stages;
+        me.write_tile(d, out, [](int m, int n) { return ring_c_offset<TILE_M>(m, n); });
         fence_proxy_async();
         named_barrier(1, 128 * Mainloop::CONSUMERS);
         if (threadIdx.x == 128) {
-            for (int j = 0; j < BN / 32; ++j)
-                tma_store_2d(map_c, origin.y + 32 * j, origin.x, out + j * BM * 128);
+            for (int j = 0; j < TILE_N / 32; ++j)
+                tma_store_2d(map_c, origin.y + 32 * j, origin.x, out + j * TILE_M * 128);
             tma_store_commit_and_wait();
         }
     }
@@ -83,8 +91,7 @@ __device__ __forceinline__ int c_buffer_offset(int m, int n)
 
 template <class Mainloop>
 struct BufferStore {
-    static_assert(STAGES * Mainloop::STAGE_BYTES + Mainloop::CONSUMERS * C_BUFFER_BYTES + 1024 <= 227 * 1024,
-                  "the ring and C's buffers must fit in a block's 227 KB of shared memory");
+    static constexpr int BUFFER_BYTES = Mainloop::CONSUMERS * C_BUFFER_BYTES;   // right after the ring's stages
     int warpgroup;
     bool tma, lead;
 
@@ -99,13 +106,13 @@ struct BufferStore {
     // 128 threads, not the producer, not the other consumer.
     __device__ __forceinline__ void store(const typename Mainloop::Consumer& me, const float (&d)[Mainloop::ACCUMULATORS],
                                           float* __restrict__ C, int M, int N, int2 origin,
-                                          const CUtensorMap* map_c) const
+                                          const CUtensorMap* map_c, const Ring<Mainloop>& ring) const
     {
         if (!tma) {
             me.store(d, C, M, N, origin.x, origin.y);
             return;
         }
-        unsigned char* out = the_ring<Mainloop>().stages + STAGES * Mainloop::STAGE_BYTES +
+        unsigned char* out = ring.stages + Mainloop::STAGE_COUNT * Mainloop::STAGE_BYTES +
                              (warpgroup - 1) * C_BUFFER_BYTES;
 #pragma unroll
         for (int q = 0; q < Mainloop::Consumer::QUARTERS; ++q) {

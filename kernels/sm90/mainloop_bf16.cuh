@@ -1,6 +1,6 @@
 // The BF16 operands of the shared-memory mainloop (mainloop_smem.cuh): BF16
 // values, wgmma m64nBNk16, and B as the study stores it, row-major (K x N):
-// its slice lies as BN / 64 boxes of 64 k by 64 columns, MN-major, row k of
+// its slice lies as TILE_N / 64 boxes of 64 k by 64 columns, MN-major, row k of
 // box j at j * B_BOX_BYTES + k * 128 from the slice's start.
 
 #pragma once
@@ -9,9 +9,10 @@
 
 typedef unsigned short bf16;   // the bits of one BF16 value, as the host stores them
 
+template <class Tile>
 struct Bf16Operands {
     using Element = bf16;
-    static constexpr int WGMMA_K = 16, BOX_COLUMNS = 64, B_BOX_BYTES = BK * 64 * 2;
+    static constexpr int WGMMA_K = 16, BOX_COLUMNS = 64, B_BOX_BYTES = Tile::TILE_K * 64 * 2;
     static constexpr bool B_K_MAJOR = false;
     static constexpr int B_STEP = 128;   // a wgmma's 16 k of B: 16 rows of 128 bytes, in 16-byte units
 
@@ -40,5 +41,5 @@ struct Bf16Operands {
     }
 };
 
-template <Descriptors Made, Unaligned Rows, int BBlocks = 1>
-using Bf16Mainloop = SmemMainloop<Bf16Operands, Made, Rows, BBlocks>;
+template <class Tile, class Stages, Descriptors Made, Unaligned Rows, int BBlocks = 1>
+using Bf16Mainloop = SmemMainloop<Bf16Operands<Tile>, Tile, Stages, Made, Rows, BBlocks>;

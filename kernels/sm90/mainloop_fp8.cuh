@@ -1,7 +1,7 @@
 // The FP8 operands of the shared-memory mainloop (mainloop_smem.cuh): e4m3
 // bytes, wgmma m64nBNk32, and B stored N x K (K-major), the one layout in
 // which FP8's wgmma reads B (and cuBLASLt's FP8 GEMM takes it: "TN"). B's
-// slice is then laid out as A's is: one box of BN rows of 128 bytes (BK =
+// slice is then laid out as A's is: one box of TILE_N rows of 128 bytes (TILE_K =
 // 128 k), so both descriptors are K-major ones, and stepping along K is
 // stepping both start addresses by 32 bytes a wgmma.
 //
@@ -17,9 +17,10 @@
 
 typedef unsigned char fp8_e4m3;   // the bits of one e4m3 value, as the host stores them
 
+template <class Tile>
 struct Fp8Operands {
     using Element = fp8_e4m3;
-    static constexpr int WGMMA_K = 32, BOX_COLUMNS = BN, B_BOX_BYTES = BN * 128;
+    static constexpr int WGMMA_K = 32, BOX_COLUMNS = Tile::TILE_N, B_BOX_BYTES = Tile::TILE_N * 128;
     static constexpr bool B_K_MAJOR = true;
     static constexpr int B_STEP = 2;   // a wgmma's 32 k of B: 32 bytes along its rows, in 16-byte units
 
@@ -47,11 +48,11 @@ struct Fp8Operands {
     }
 };
 
-template <Descriptors Made, Unaligned Rows, int BBlocks = 1>
-using Fp8Mainloop = SmemMainloop<Fp8Operands, Made, Rows, BBlocks>;
+template <class Tile, class Stages, Descriptors Made, Unaligned Rows, int BBlocks = 1>
+using Fp8Mainloop = SmemMainloop<Fp8Operands<Tile>, Tile, Stages, Made, Rows, BBlocks>;
 
 // The same, each slice's sums promoted to FP32 (DeepGEMM's way), the slice multiplied in Pieces pieces of its
 // columns (mainloop_smem.cuh's multiply_promoted).
-template <int Pieces>
+template <class Tile, class Stages, int Pieces>
 using Fp8PromotedMainloop =
-    SmemMainloop<Fp8Operands, Descriptors::stepped, Unaligned::host_copies, 1, Promoted<Pieces>>;
+    SmemMainloop<Fp8Operands<Tile>, Tile, Stages, Descriptors::stepped, Unaligned::host_copies, 1, Promoted<Pieces>>;

@@ -5,20 +5,22 @@
 // precision is an Operands type (mainloop_bf16.cuh, mainloop_fp8.cuh): the
 // element, the wgmma, and how B's slice lies in a stage.
 //
-// A stage is one K-slice of the block's BM x BN tile, BK elements deep: one
-// 128-byte swizzle row of A's and B's elements (BK = 64 in BF16, 128 in FP8):
-// - A's BM x BK box, K-major: row m at m * 128 bytes;
+// A stage is one K-slice of the block's TILE_M x TILE_N tile, TILE_K elements deep: one
+// 128-byte swizzle row of A's and B's elements (TILE_K = 64 in BF16, 128 in FP8):
+// - A's TILE_M x TILE_K box, K-major: row m at m * 128 bytes;
 // - B's slice at A_BYTES, as Operands lays it out: MN-major boxes of 64
 //   columns (BF16: row-major B, as the study stores it), or one K-major box
-//   of BN rows (FP8: B stored N x K).
+//   of TILE_N rows (FP8: B stored N x K).
 // The tensor cores read both from shared memory through descriptors; no
 // operand passes through registers. Consumer warpgroup c (1, 2, ...)
 // multiplies rows 64 (c - 1) to 64 c - 1 of A's box by the whole of B's
-// slice: a 64 x BN part of C, BN / 2 FP32 accumulators a thread (wgmma
-// m64nBNk16 in BF16, m64nBNk32 in FP8: 32 bytes of K either way; BN = 256
+// slice: a 64 x TILE_N part of C, TILE_N / 2 FP32 accumulators a thread (wgmma
+// m64nBNk16 in BF16, m64nBNk32 in FP8: 32 bytes of K either way; TILE_N = 256
 // for large problems, smaller tiles for small ones).
 //
-// Its switches, template parameters a step's file names:
+// Its shapes and switches, template parameters a step's file names:
+// - Tile, Stages (shapes.cuh): the block's TILE_M x TILE_N tile and TILE_K, the ring's stages (no cluster: each block loads
+//   all of its slices);
 // - Descriptors: a consumer builds two for each wgmma (per_wgmma), or builds its descriptors once a tile and
 //   steps them by constants (stepped);
 // - Unaligned (ring.cuh): the producer loads a slice by itself where rows are off 16 bytes (own_loads), or the
@@ -30,13 +32,9 @@
 
 #include "ring.cuh"
 
-#if !defined(BM) || !defined(BN) || !defined(BK)
-#error "BM, BN and BK come from kernels/registry.yaml as -D defines"
-#endif
-
 // How a consumer keeps its sums:
 // - TensorCoreSums: in the accumulators wgmma adds into, from a tile's first slice to its last;
-// - Promoted<Pieces>: each slice's summed there from zero, in Pieces pieces of BN / Pieces columns, and then
+// - Promoted<Pieces>: each slice's summed there from zero, in Pieces pieces of TILE_N / Pieces columns, and then
 //   added into FP32 sums on the CUDA cores (multiply_promoted).
 struct TensorCoreSums {
     static constexpr int PIECES = 0;
@@ -51,32 +49,31 @@ struct Promoted {
 // How a consumer makes the shared-memory descriptors of a slice's wgmma (Consumer::descriptors and issue).
 enum class Descriptors { per_wgmma, stepped };
 
-template <class Operands, Descriptors Made, Unaligned Rows, int BBlocks = 1, class Sums = TensorCoreSums>
+template <class Operands, class Tile, class Stages, Descriptors Made, Unaligned Rows, int BBlocks = 1,
+          class Sums = TensorCoreSums>
 struct SmemMainloop {
     static constexpr bool STEPPED = Made == Descriptors::stepped;
     using Element = typename Operands::Element;
-    static constexpr int CONSUMERS = BM / 64, THREADS = 128 * (1 + CONSUMERS);
-    static constexpr int ACCUMULATORS = BN / 2;   // a consumer thread's: its share of a 64 x BN part
+    static constexpr int TILE_M = Tile::TILE_M, TILE_N = Tile::TILE_N, TILE_K = Tile::TILE_K, STAGE_COUNT = Stages::STAGE_COUNT, CLUSTER_SIZE = 1;
+    static constexpr int CONSUMERS = TILE_M / 64, THREADS = 128 * (1 + CONSUMERS);
+    static constexpr int ACCUMULATORS = TILE_N / 2;   // a consumer thread's: its share of a 64 x TILE_N part
     static constexpr int BOX_COLUMNS = Operands::BOX_COLUMNS, BOXES_A_COPY = BBlocks;   // of B, one box
-    static constexpr int A_BYTES = BM * 128, B_BOX_BYTES = Operands::B_BOX_BYTES;   // A: BM rows of 128 bytes
-    static constexpr int STAGE_BYTES = A_BYTES + (BN / BOX_COLUMNS) * B_BOX_BYTES;
+    static constexpr int A_BYTES = TILE_M * 128, B_BOX_BYTES = Operands::B_BOX_BYTES;   // A: TILE_M rows of 128 bytes
+    static constexpr int STAGE_BYTES = A_BYTES + (TILE_N / BOX_COLUMNS) * B_BOX_BYTES;
     static constexpr bool OWN_LOADS = Rows == Unaligned::own_loads, B_K_MAJOR = Operands::B_K_MAJOR;
     // as the TF32 mainloop's: the producer's own loads fit in 72 registers, the consumers take the rest of the
     // block's (65,536 / THREADS rounded down to 8, times THREADS; gemm.cuh checks they fit)
     static constexpr int PRODUCER_REGISTERS = 72, CONSUMER_REGISTERS = 216;
-    static_assert(BLOCK_DIM_X == THREADS && BLOCK_DIM_Y == 1,
-                  "kernels/registry.yaml's block must be THREADS x 1: a producer and a consumer warpgroup per 64 rows");
-    static_assert((BN == 64 || BN == 128 || BN == 256) && BK * sizeof(Element) == 128 && BM % 64 == 0 &&
+    static_assert((TILE_N == 64 || TILE_N == 128 || TILE_N == 256) && TILE_K * sizeof(Element) == 128 && TILE_M % 64 == 0 &&
                       CONSUMERS >= 1 && CONSUMERS <= 2,
-                  "wgmma m64nBN over 128-byte swizzle rows: BN = 64, 128 or 256, BK one row (64 BF16, 128 FP8), "
-                  "BM = 64 or 128");
-    static_assert(CLUSTER == 1, "this mainloop has no clusters: each block loads all of its slices");
+                  "wgmma m64nBN over 128-byte swizzle rows: TILE_N = 64, 128 or 256, TILE_K one row (64 BF16, 128 FP8), "
+                  "TILE_M = 64 or 128");
     static_assert(!(OWN_LOADS && B_K_MAJOR), "own loads are written for B stored K x N (BF16's)");
-    static_assert(Sums::PIECES == 0 || (STEPPED && B_K_MAJOR && BN % Sums::PIECES == 0 &&
+    static_assert(Sums::PIECES == 0 || (STEPPED && B_K_MAJOR && TILE_N % Sums::PIECES == 0 &&
                                         ACCUMULATORS + ACCUMULATORS / Sums::PIECES + 24 <= CONSUMER_REGISTERS),
                   "promoted sums are written for stepped descriptors and B stored N x K (FP8's), with pieces whose "
                   "part fits in a thread's registers beside its sums");
-    static constexpr int WGMMAS = BK / Operands::WGMMA_K;   // a slice's wgmma, each 32 bytes along K
+    static constexpr int WGMMAS = TILE_K / Operands::WGMMA_K;   // a slice's wgmma, each 32 bytes along K
 
     // Byte offsets inside a stage, as the copy engine writes them (128-byte swizzle: the 16-byte chunk c of a
     // 128-byte row r lies at chunk c XOR r % 8).
@@ -97,7 +94,7 @@ struct SmemMainloop {
     }
 
     // A consumer warpgroup: its rows of the tile, and each thread's place in wgmma's accumulator layout
-    // (hopper.cuh): d[4i + h] is row 16 w + g + 8 (h / 2), column 8i + 2t + h % 2 of its 64 x BN part.
+    // (hopper.cuh): d[4i + h] is row 16 w + g + 8 (h / 2), column 8i + 2t + h % 2 of its 64 x TILE_N part.
     struct Consumer {
         int rows, g, t, w, lane;   // rows: its first row of the tile
 
@@ -107,16 +104,16 @@ struct SmemMainloop {
         }
 
         // The stage of the ring that slice `count` uses, and the parity of that use. With stepped descriptors
-        // the count is divided as unsigned: as an int, each % and / by STAGES costs instructions that round
+        // the count is divided as unsigned: as an int, each % and / by STAGE_COUNT costs instructions that round
         // negative values toward zero.
         __device__ __forceinline__ static int slot(int count)
         {
-            return STEPPED ? int(unsigned(count) % STAGES) : count % STAGES;
+            return STEPPED ? int(unsigned(count) % STAGE_COUNT) : count % STAGE_COUNT;
         }
 
         __device__ __forceinline__ static int parity(int count)
         {
-            return STEPPED ? int(unsigned(count) / STAGES % 2) : (count / STAGES) % 2;
+            return STEPPED ? int(unsigned(count) / STAGE_COUNT % 2) : (count / STAGE_COUNT) % 2;
         }
 
         // Stepped descriptors: those of this warpgroup's rows of A and of B in stage 0, built once a tile from a
@@ -149,11 +146,11 @@ struct SmemMainloop {
                 const uint64_t stage = uint64_t(slot(count) * (STAGE_BYTES / 16));
 #pragma unroll
                 for (int kk = 0; kk < WGMMAS; ++kk)
-                    Operands::template wgmma<BN>(d, base[0] + stage + 2 * kk, base[1] + stage + Operands::B_STEP * kk);
+                    Operands::template wgmma<TILE_N>(d, base[0] + stage + 2 * kk, base[1] + stage + Operands::B_STEP * kk);
             } else {
 #pragma unroll
                 for (int kk = 0; kk < WGMMAS; ++kk)   // 32 bytes along A's rows, B_STEP x 16 bytes along B's
-                    Operands::template wgmma<BN>(d, descriptor_sw128(tile + rows * 128 + kk * 32),
+                    Operands::template wgmma<TILE_N>(d, descriptor_sw128(tile + rows * 128 + kk * 32),
                                                  Operands::b_descriptor(tile + A_BYTES + kk * 16 * Operands::B_STEP));
             }
             wgmma_commit();
@@ -177,7 +174,7 @@ struct SmemMainloop {
                 d[i] = 0.0f;
             uint64_t base[2] = {0, 0};
             descriptors(ring, base);
-            const int slices = (K + BK - 1) / BK;
+            const int slices = (K + TILE_K - 1) / TILE_K;
             if constexpr (Sums::PIECES > 0) {
                 multiply_promoted(ring, count, slices, base, d);
             } else {
@@ -194,9 +191,9 @@ struct SmemMainloop {
 
         // Promoted sums (DeepGEMM's promotion to the CUDA cores), on d zeroed and the descriptors built by
         // multiply: each slice's WGMMAS wgmma summed by the tensor cores from zero into a part, then added into d
-        // in FP32, rounded to nearest, so that no sum of the tensor cores runs longer than a slice (BK k). A thread's registers hold d (BN / 2) and the part of one piece of
-        // its columns (BN / 2 / PIECES): a slice goes in PIECES pieces of BN / PIECES columns (wgmma
-        // m64n(BN/PIECES)), each one group, waited for and added before the next is issued. While a warpgroup
+        // in FP32, rounded to nearest, so that no sum of the tensor cores runs longer than a slice (TILE_K k). A thread's registers hold d (TILE_N / 2) and the part of one piece of
+        // its columns (TILE_N / 2 / PIECES): a slice goes in PIECES pieces of TILE_N / PIECES columns (wgmma
+        // m64n(TILE_N/PIECES)), each one group, waited for and added before the next is issued. While a warpgroup
         // waits and adds, its tensor work stops; the other consumer warpgroup's goes on. A stage is released
         // once its last piece is read, before that piece's adds. (What was tried against it, and measured
         // slower on the H200, docs/fp8.md says: two parts, one piece added while the next runs, which with
@@ -207,7 +204,7 @@ struct SmemMainloop {
                                                           const uint64_t (&base)[2], float (&d)[ACCUMULATORS]) const
         {
             constexpr int PIECES = Sums::PIECES, PART = ACCUMULATORS / PIECES;   // a thread's part of a piece
-            constexpr uint64_t B_PIECE = (BN / PIECES) * 128 / 16;   // B's rows of one piece, in 16 bytes
+            constexpr uint64_t B_PIECE = (TILE_N / PIECES) * 128 / 16;   // B's rows of one piece, in 16 bytes
             float part[PART];
             for (int s = 0; s < slices; ++s, ++count) {
                 mbarrier_wait(&ring.full[slot(count)], parity(count));
@@ -216,10 +213,10 @@ struct SmemMainloop {
                 for (int p = 0; p < PIECES; ++p) {
                     const uint64_t a = base[0] + stage, b = base[1] + stage + p * B_PIECE;
                     wgmma_fence();
-                    Operands::template wgmma<BN / PIECES, false>(part, a, b);   // from zero
+                    Operands::template wgmma<TILE_N / PIECES, false>(part, a, b);   // from zero
 #pragma unroll
                     for (int kk = 1; kk < WGMMAS; ++kk)
-                        Operands::template wgmma<BN / PIECES>(part, a + 2 * kk, b + Operands::B_STEP * kk);
+                        Operands::template wgmma<TILE_N / PIECES>(part, a + 2 * kk, b + Operands::B_STEP * kk);
                     wgmma_commit();
                     wgmma_wait<0>();
                     if (p == PIECES - 1)
@@ -233,7 +230,7 @@ struct SmemMainloop {
 
         // --- what the epilogue (epilogue.cuh) asks of the accumulators ---
 
-        // Its 64 x BN part of the tile at (row0, col0) into C: each thread's pairs of neighbouring columns as
+        // Its 64 x TILE_N part of the tile at (row0, col0) into C: each thread's pairs of neighbouring columns as
         // one 8-byte store where C's rows start on 8 bytes (N even, C on 8 bytes) and both lie inside, else one
         // by one; nothing outside C.
         __device__ __forceinline__ void store(const float (&d)[ACCUMULATORS], float* __restrict__ C, int M, int N, int row0,
@@ -241,7 +238,7 @@ struct SmemMainloop {
         {
             const bool pairs = N % 2 == 0 && reinterpret_cast<uintptr_t>(C) % 8 == 0;
 #pragma unroll
-            for (int i = 0; i < BN / 8; ++i)
+            for (int i = 0; i < TILE_N / 8; ++i)
 #pragma unroll
                 for (int h = 0; h < 2; ++h) {   // h = 0: row g, d[4i], d[4i + 1]; h = 1: row g + 8, d[4i + 2, 3]
                     const int r = row0 + rows + 16 * w + g + 8 * h, c = col0 + 8 * i + 2 * t;
@@ -259,10 +256,10 @@ struct SmemMainloop {
                 }
         }
 
-        // Its part in quarters of 64 x 64 (BN / 64 of them: four of 256 columns): quarter q's place in the
+        // Its part in quarters of 64 x 64 (TILE_N / 64 of them: four of 256 columns): quarter q's place in the
         // tile, and its values at offset(m, n) from `out`, (m, n) their place in the quarter; each neighbouring
         // pair (columns n and n + 1 of one 16-byte chunk) as one 8-byte store.
-        static constexpr int QUARTERS = BN / 64;
+        static constexpr int QUARTERS = TILE_N / 64;
 
         __device__ __forceinline__ int2 quarter_origin(int q) const { return make_int2(rows, 64 * q); }
 

@@ -2,16 +2,18 @@
 // layout of the ring, and what a consumer warpgroup does with a stage (the
 // producer's side is producer.cuh, for every precision).
 //
-// A stage is one K-slice of BK = 32 (a 128-byte swizzle row of FP32 values)
-// of the block's BM x BN tile: A's BM x BK box, the wgmma's shared-memory
-// operand, and BN / 32 boxes of B, BK x 32 each, which the consumers read
+// A stage is one K-slice of TILE_K = 32 (a 128-byte swizzle row of FP32 values)
+// of the block's TILE_M x TILE_N tile: A's TILE_M x TILE_K box, the wgmma's shared-memory
+// operand, and TILE_N / 32 boxes of B, TILE_K x 32 each, which the consumers read
 // into registers as B^T's fragments. So each consumer warpgroup computes the
-// transposed product of 64 columns of the tile by its BM rows: wgmma
+// transposed product of 64 columns of the tile by its TILE_M rows: wgmma
 // m64nBMk8, D = B^T A^T, with B^T's 64 x 8 fragment in registers and A^T,
-// 8 x BM, read by the tensor cores from A's K-major box (the chapter's steps
-// take BM = 256).
+// 8 x TILE_M, read by the tensor cores from A's K-major box (the chapter's steps
+// take TILE_M = 256).
 //
-// Its switches, template parameters a step's file names:
+// Its shapes and switches, template parameters a step's file names:
+// - Tile, Stages, Cluster (shapes.cuh): the block's TILE_M x TILE_N tile (TILE_K = 32),
+//   the ring's stages, the blocks of a cluster that share A's slices;
 // - Order: how a consumer orders a slice's loads, wgmma and waits (Overlap);
 // - Fragments: B^T's fragments rounded to TF32 by cvt.rna, or as they are
 //   (the tensor cores then keep each one's top 19 bits, as they do with the
@@ -24,10 +26,6 @@
 
 #include "ring.cuh"
 
-#if !defined(BM) || !defined(BN) || !defined(BK)
-#error "BM, BN and BK come from kernels/registry.yaml as -D defines"
-#endif
-
 // How a consumer warpgroup orders a slice's loads, wgmma and waits (Consumer::multiply).
 //   none: read the slice's fragments, issue its group, wait for it. The warpgroup's own loads never overlap its
 //     wgmma, and its tensor work drains before every slice; only the other consumer's queued wgmma cover the gap.
@@ -39,25 +37,25 @@ enum class Overlap { none, next_slice };
 // 19 bits of each).
 enum class Fragments { rounded, as_stored };
 
-template <Overlap Order, Fragments Rounding, Unaligned Rows, int BBlocks = 1>
+template <class Tile, class Stages, class Cluster, Overlap Order, Fragments Rounding, Unaligned Rows, int BBlocks = 1>
 struct Tf32Mainloop {
     using Element = float;
-    static constexpr int CONSUMERS = BN / 64, THREADS = 128 * (1 + CONSUMERS);
-    static constexpr int ACCUMULATORS = BM / 2;   // a consumer thread's: its share of a BM x 64 part
+    static constexpr int TILE_M = Tile::TILE_M, TILE_N = Tile::TILE_N, TILE_K = Tile::TILE_K;
+    static constexpr int STAGE_COUNT = Stages::STAGE_COUNT, CLUSTER_SIZE = Cluster::CLUSTER_SIZE;
+    static constexpr int CONSUMERS = TILE_N / 64, THREADS = 128 * (1 + CONSUMERS);
+    static constexpr int ACCUMULATORS = TILE_M / 2;   // a consumer thread's: its share of a TILE_M x 64 part
     static constexpr int BOX_COLUMNS = 32, BOXES_A_COPY = BBlocks;   // a box of B: 32 FP32 columns (128 bytes)
-    static constexpr int A_BYTES = BM * BK * 4, B_BOX_BYTES = BK * 32 * 4;
-    static constexpr int STAGE_BYTES = A_BYTES + (BN / 32) * B_BOX_BYTES;
+    static constexpr int A_BYTES = TILE_M * TILE_K * 4, B_BOX_BYTES = TILE_K * 32 * 4;
+    static constexpr int STAGE_BYTES = A_BYTES + (TILE_N / 32) * B_BOX_BYTES;
     static constexpr bool OWN_LOADS = Rows == Unaligned::own_loads;
     static constexpr bool B_K_MAJOR = false;   // B as the study stores it, K x N
     // setmaxnreg moves registers between the warpgroups within what the block was launched with (the kernel's
     // cap, 65,536 / THREADS rounded down to 8, times THREADS): the producer's loops fit in 72 (its own loads
     // spill in fewer), and the consumers take the rest.
     static constexpr int PRODUCER_REGISTERS = 72, CONSUMER_REGISTERS = 216;   // gemm.cuh checks they fit
-    static_assert(BLOCK_DIM_X == THREADS && BLOCK_DIM_Y == 1,
-                  "kernels/registry.yaml's block must be THREADS x 1: a producer and CONSUMERS consumer warpgroups");
-    static_assert((BM == 64 || BM == 128 || BM == 256) && BK == 32,
-                  "wgmma m64nBMk8 over a 128-byte swizzle row of A: BM = 64, 128 or 256, BK = 32");
-    static_assert(BN % 64 == 0 && CONSUMERS >= 1 && CONSUMERS <= 2, "BN: 64 columns a consumer warpgroup, 1 or 2");
+    static_assert((TILE_M == 64 || TILE_M == 128 || TILE_M == 256) && TILE_K == 32,
+                  "wgmma m64nBMk8 over a 128-byte swizzle row of A: TILE_M = 64, 128 or 256, TILE_K = 32");
+    static_assert(TILE_N % 64 == 0 && CONSUMERS >= 1 && CONSUMERS <= 2, "TILE_N: 64 columns a consumer warpgroup, 1 or 2");
 
     // Byte offsets inside a stage, as the copy engine writes them (128-byte swizzle, hopper.cuh).
     __device__ __forceinline__ static int a_offset(int m, int k)   // A(row0 + m, k0 + k): one box, rows of 32 k
@@ -79,7 +77,7 @@ struct Tf32Mainloop {
     }
 
     // A consumer warpgroup's lane: which of the tile's columns its fragment rows g and g + 8 are, and the tile's
-    // 64 x BM transposed product it accumulates: d[4i + h] is C(row0 + 8i + 2t + h % 2, col0 + n_lo or n_hi).
+    // 64 x TILE_M transposed product it accumulates: d[4i + h] is C(row0 + 8i + 2t + h % 2, col0 + n_lo or n_hi).
     // The columns are spread so that a warp's fragment loads from B's swizzled boxes meet no bank twice.
     struct Consumer {
         int n_lo, n_hi, t, lane, first;   // first: the warpgroup's first column of the tile
@@ -105,12 +103,12 @@ struct Tf32Mainloop {
 
         // B^T's fragments of slice number `count` of the ring, once its stage is full.
         __device__ __forceinline__ void fetch(const Ring<Tf32Mainloop>& ring, int count,
-                                              unsigned (&a)[BK / 8][4]) const
+                                              unsigned (&a)[TILE_K / 8][4]) const
         {
             const unsigned char* tile = ring.stage(count);
-            mbarrier_wait(&ring.full[count % STAGES], (count / STAGES) % 2);
+            mbarrier_wait(&ring.full[count % STAGE_COUNT], (count / STAGE_COUNT) % 2);
 #pragma unroll
-            for (int kk = 0; kk < BK / 8; ++kk) {
+            for (int kk = 0; kk < TILE_K / 8; ++kk) {
                 const int k = 8 * kk + t;
                 a[kk][0] = fragment(*reinterpret_cast<const float*>(tile + b_offset(k, n_lo)));
                 a[kk][1] = fragment(*reinterpret_cast<const float*>(tile + b_offset(k, n_hi)));
@@ -121,13 +119,13 @@ struct Tf32Mainloop {
 
         // A slice's four wgmma on the fragments `now`, committed as one group.
         __device__ __forceinline__ void issue(const Ring<Tf32Mainloop>& ring, int count, float (&d)[ACCUMULATORS],
-                                              const unsigned (&now)[BK / 8][4]) const
+                                              const unsigned (&now)[TILE_K / 8][4]) const
         {
             const unsigned char* tile = ring.stage(count);
             wgmma_fence();
 #pragma unroll
-            for (int kk = 0; kk < BK / 8; ++kk)
-                wgmma_tf32<BM>(d, now[kk], descriptor_sw128(tile + kk * 32));
+            for (int kk = 0; kk < TILE_K / 8; ++kk)
+                wgmma_tf32<TILE_M>(d, now[kk], descriptor_sw128(tile + kk * 32));
             wgmma_commit();
         }
 
@@ -138,11 +136,11 @@ struct Tf32Mainloop {
         {
             if (lane != 0)
                 return;
-            if (CLUSTER == 1)
-                mbarrier_arrive(&ring.empty[count % STAGES]);
-            else if (count + STAGES < end)
-                for (unsigned r = 0; r < CLUSTER; ++r)
-                    mbarrier_arrive_cluster(&ring.empty[count % STAGES], r);
+            if (CLUSTER_SIZE == 1)
+                mbarrier_arrive(&ring.empty[count % STAGE_COUNT]);
+            else if (count + STAGE_COUNT < end)
+                for (unsigned r = 0; r < CLUSTER_SIZE; ++r)
+                    mbarrier_arrive_cluster(&ring.empty[count % STAGE_COUNT], r);
         }
 
         // Every K-slice of one tile, from slice number `count` of the ring on, in Order. With next_slice the
@@ -154,8 +152,8 @@ struct Tf32Mainloop {
 #pragma unroll
             for (int i = 0; i < ACCUMULATORS; ++i)
                 d[i] = 0.0f;
-            const int slices = (K + BK - 1) / BK;
-            unsigned even[BK / 8][4], odd[BK / 8][4];
+            const int slices = (K + TILE_K - 1) / TILE_K;
+            unsigned even[TILE_K / 8][4], odd[TILE_K / 8][4];
             if (Order == Overlap::none) {
                 for (int s = 0; s < slices; ++s, ++count) {
                     fetch(ring, count, even);
@@ -165,7 +163,7 @@ struct Tf32Mainloop {
                 }
                 return;
             }
-            auto slice = [&](int s, const unsigned (&now)[BK / 8][4], unsigned (&next)[BK / 8][4]) {
+            auto slice = [&](int s, const unsigned (&now)[TILE_K / 8][4], unsigned (&next)[TILE_K / 8][4]) {
                 issue(ring, count, d, now);
                 wgmma_wait<1>();
                 if (s > 0)
@@ -186,12 +184,12 @@ struct Tf32Mainloop {
 
         // --- what the epilogue (epilogue.cuh) asks of the accumulators ---
 
-        // Its BM x 64 part of the tile at (row0, col0) into C, each value on its own; nothing outside C.
+        // Its TILE_M x 64 part of the tile at (row0, col0) into C, each value on its own; nothing outside C.
         __device__ __forceinline__ void store(const float (&d)[ACCUMULATORS], float* __restrict__ C, int M, int N, int row0,
                                               int col0) const
         {
 #pragma unroll
-            for (int i = 0; i < BM / 8; ++i)
+            for (int i = 0; i < TILE_M / 8; ++i)
 #pragma unroll
                 for (int h = 0; h < 4; ++h) {
                     const int r = row0 + 8 * i + 2 * t + h % 2, c = col0 + (h < 2 ? n_lo : n_hi);
@@ -205,7 +203,7 @@ struct Tf32Mainloop {
         __device__ __forceinline__ void write_tile(const float (&d)[ACCUMULATORS], unsigned char* out, Offset offset) const
         {
 #pragma unroll
-            for (int i = 0; i < BM / 8; ++i)
+            for (int i = 0; i < TILE_M / 8; ++i)
 #pragma unroll
                 for (int h = 0; h < 4; ++h) {
                     const int m = 8 * i + 2 * t + h % 2, n = h < 2 ? n_lo : n_hi;
@@ -213,9 +211,9 @@ struct Tf32Mainloop {
                 }
         }
 
-        // Its part in quarters of 64 x 64 (BM / 64 of them: four of 256 rows): quarter q's place in the tile,
+        // Its part in quarters of 64 x 64 (TILE_M / 64 of them: four of 256 rows): quarter q's place in the tile,
         // and its values at offset(m, n) from `out`, (m, n) their place in the quarter.
-        static constexpr int QUARTERS = BM / 64;
+        static constexpr int QUARTERS = TILE_M / 64;
 
         __device__ __forceinline__ int2 quarter_origin(int q) const { return make_int2(64 * q, first); }
 

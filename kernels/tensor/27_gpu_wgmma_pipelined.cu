@@ -35,13 +35,22 @@
 #include "../sm90/mainloop_tf32.cuh"
 #include "../sm90/gemm.cuh"
 
-using Mainloop = Tf32Mainloop<Overlap::next_slice, Fragments::rounded, Unaligned::own_loads>;
-using Scheduler = OneTile<1>;
+using Tile = TileShape<BM, BN, BK>;
+using Stages = StageCount<STAGES>;
+using Cluster = ClusterShape<1>;
+using Mainloop = Tf32Mainloop<Tile, Stages, Cluster,
+                              Overlap::next_slice, Fragments::rounded, Unaligned::own_loads>;
+using Scheduler = OneTile<Tile, Cluster, 1>;
+using Kernel = Gemm<Mainloop, Scheduler, RingStore>;
 
-extern "C" __global__ void __launch_bounds__(Mainloop::THREADS, 1)
+extern "C" __global__ void __launch_bounds__(Kernel::THREADS, 1)
 gpu_wgmma_pipelined(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,
                     float* __restrict__ C, const __grid_constant__ CUtensorMap map_a,
-                    const __grid_constant__ CUtensorMap map_b, const __grid_constant__ CUtensorMap map_c)
+                    const __grid_constant__ CUtensorMap map_b, const __grid_constant__ CUtensorMap map_c,
+                    Workspace* workspace)
 {
-    gemm<Mainloop, Scheduler, RingStore>(M, N, K, A, B, C, &map_a, &map_b, &map_c);
+    Kernel::run(M, N, K, A, B, C, &map_a, &map_b, &map_c, workspace);
 }
+
+// its shared memory and workspace, read by the host (gemm.cuh)
+extern "C" __constant__ const LaunchFacts gpu_wgmma_pipelined_facts = Kernel::FACTS;

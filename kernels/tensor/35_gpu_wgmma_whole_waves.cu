@@ -31,13 +31,22 @@
 #include "../sm90/gemm.cuh"
 #include "../common/pad_copy.cuh"   // pad_copy: the operands onto 16 bytes (align_rows in the registry)
 
-using Mainloop = Tf32Mainloop<Overlap::next_slice, Fragments::as_stored, Unaligned::host_copies, B_BLOCKS>;
-using Scheduler = QueuedTiles<GROUP, Takers::whole_rounds>;
+using Tile = TileShape<BM, BN, BK>;
+using Stages = StageCount<STAGES>;
+using Cluster = ClusterShape<CLUSTER>;
+using Mainloop = Tf32Mainloop<Tile, Stages, Cluster,
+                              Overlap::next_slice, Fragments::as_stored, Unaligned::host_copies, B_BLOCKS>;
+using Scheduler = QueuedTiles<Tile, Cluster, GROUP, Takers::whole_rounds>;
+using Kernel = Gemm<Mainloop, Scheduler, BufferStore>;
 
-extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(Mainloop::THREADS, 1)
+extern "C" __global__ void __cluster_dims__(Kernel::CLUSTER_SIZE, 1, 1) __launch_bounds__(Kernel::THREADS, 1)
 gpu_wgmma_whole_waves(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,
                       float* __restrict__ C, const __grid_constant__ CUtensorMap map_a,
-                      const __grid_constant__ CUtensorMap map_b, const __grid_constant__ CUtensorMap map_c)
+                      const __grid_constant__ CUtensorMap map_b, const __grid_constant__ CUtensorMap map_c,
+                      Workspace* workspace)
 {
-    gemm<Mainloop, Scheduler, BufferStore>(M, N, K, A, B, C, &map_a, &map_b, &map_c);
+    Kernel::run(M, N, K, A, B, C, &map_a, &map_b, &map_c, workspace);
 }
+
+// its shared memory and workspace, read by the host (gemm.cuh)
+extern "C" __constant__ const LaunchFacts gpu_wgmma_whole_waves_facts = Kernel::FACTS;

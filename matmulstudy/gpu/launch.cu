@@ -1,10 +1,11 @@
 // One launch of one kernel of a cubin, for compute-sanitizer (matmulstudy/measure/sanitize.py).
 //
 //   launch CUBIN KERNEL M N K GRID_X GRID_Y BLOCK_X BLOCK_Y [SHARED [A_BOX B_BOX [C_BOX]]] [pad=COPY_KERNEL]
-//          [elem=BYTES]
+//          [elem=BYTES] [ws=BYTES]
 //
 // SHARED: the bytes of dynamic shared memory (the kernel's limit raised to
-// them first); the boxes (ROWSxCOLS, or ROWSxCOLSxBLOCKS): the kernel takes
+// them first; a tensor-core step's own, which its cubin exports:
+// matmulstudy/gpu/cubin.py); the boxes (ROWSxCOLS, or ROWSxCOLSxBLOCKS): the kernel takes
 // TMA tensor maps of A and B (and C) after C, made here as
 // matmulstudy/gpu/tma.py makes them (128-byte swizzle; 3-D with BLOCKS boxes
 // side by side where the columns are whole blocks; 128 zero bytes where the
@@ -25,6 +26,9 @@
 // stored N x K, K-major (the one layout of FP8's wgmma and of cuBLASLt's
 // FP8 GEMM): both have rows of K bytes, usable where K is a multiple of 16;
 // padded, B is copied into Np x Kp, N rounded up to C's 4.
+// ws=BYTES (a tensor-core step, whose kernel takes its launch's workspace
+// after its maps: kernels/sm90/workspace.cuh): that many bytes, zeroed, or a
+// null pointer where BYTES is 0.
 // A small native program rather than Python: compute-sanitizer starts it in
 // well under a second, so every tool can run on every variant and shape. It
 // calls the kernel exactly as the study does, (M, N, K, A, B, C) with A, B
@@ -92,12 +96,16 @@ static cudaError_t copy(cudaKernel_t pad, const void* src, int src_rows, int src
 int main(int argc, char** argv)
 {
     const char* pad_name = nullptr;
-    int elem = 4;   // bytes of an element of A and B as the kernel reads them
-    while (argc > 10 && (std::strncmp(argv[argc - 1], "pad=", 4) == 0 || std::strncmp(argv[argc - 1], "elem=", 5) == 0)) {
+    int elem = 4;               // bytes of an element of A and B as the kernel reads them
+    long workspace_bytes = -1;  // -1: the kernel takes no workspace
+    while (argc > 10 && (std::strncmp(argv[argc - 1], "pad=", 4) == 0 || std::strncmp(argv[argc - 1], "elem=", 5) == 0 ||
+                         std::strncmp(argv[argc - 1], "ws=", 3) == 0)) {
         if (argv[argc - 1][0] == 'p')
             pad_name = argv[--argc] + 4;
-        else
+        else if (argv[argc - 1][0] == 'e')
             elem = std::atoi(argv[--argc] + 5);
+        else
+            workspace_bytes = std::atol(argv[--argc] + 3);
     }
     if (elem != 4 && elem != 2 && elem != 1) {
         std::fprintf(stderr, "launch: elem= is 4, 2 or 1\n");
@@ -106,7 +114,7 @@ int main(int argc, char** argv)
     const bool b_transposed = elem == 1;   // FP8: B stored N x K
     if (argc != 10 && argc != 11 && argc != 13 && argc != 14) {
         std::fprintf(stderr, "usage: launch CUBIN KERNEL M N K GRID_X GRID_Y BLOCK_X BLOCK_Y "
-                             "[SHARED [A_BOX B_BOX [C_BOX]]] [pad=COPY_KERNEL] [elem=BYTES]\n");
+                             "[SHARED [A_BOX B_BOX [C_BOX]]] [pad=COPY_KERNEL] [elem=BYTES] [ws=BYTES]\n");
         return 2;
     }
     const int shared = argc > 10 ? std::atoi(argv[10]) : 0, nmaps = argc > 11 ? argc - 11 : 0;
@@ -182,10 +190,18 @@ int main(int argc, char** argv)
         std::fprintf(stderr, "launch: cuTensorMapEncodeTiled refused a map\n");
         return 1;
     }
-    // The kernel reads what it takes: after C its tensor maps, or a launch number (1; stream_k.cuh's steps).
+    // The kernel reads what it takes: after C its tensor maps and its workspace, or a launch number (1;
+    // stream_k.cuh's steps).
     unsigned launch_number = 1;
-    void* args[] = {&M, &kN, &kK, &ka, &kb, &kc, nmaps ? static_cast<void*>(&maps[0]) : &launch_number, &maps[1],
-                    &maps[2]};
+    void* workspace = nullptr;
+    if (workspace_bytes > 0) {
+        CHECK(cudaMalloc(&workspace, workspace_bytes));
+        CHECK(cudaMemset(workspace, 0, workspace_bytes));
+    }
+    void* args[10] = {&M, &kN, &kK, &ka, &kb, &kc, nmaps ? static_cast<void*>(&maps[0]) : &launch_number, &maps[1],
+                      &maps[2], nullptr};
+    if (workspace_bytes >= 0)
+        args[6 + nmaps] = &workspace;
     CHECK(cudaLaunchKernel((const void*)kernel, grid, block, args, shared, nullptr));
     CHECK(cudaGetLastError());
     if (pad_c)
@@ -194,6 +210,8 @@ int main(int argc, char** argv)
     for (float* w : {pad_a ? ka : nullptr, pad_b ? kb : nullptr, pad_c ? kc : nullptr})
         if (w)
             CHECK(cudaFree(w));
+    if (workspace)
+        CHECK(cudaFree(workspace));
 
     CHECK(cudaFree(a));
     CHECK(cudaFree(b));

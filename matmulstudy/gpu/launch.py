@@ -2,8 +2,9 @@
 thread block clusters, and the tensor maps of a kernel fed by the copy engine.
 
 The geometry comes from the registry entry (study/variant.py) and the GPU's
-multiprocessor count (a persistent kernel's grid). A kernel that takes
-tensor maps is loaded and launched through the driver (tma.py says why);
+multiprocessor count (a persistent kernel's grid); the dynamic shared memory
+and the workspace from the built kernel (its LaunchFacts, cubin.py). A kernel
+that takes tensor maps is loaded and launched through the driver (tma.py says why);
 every other one through PyCUDA; one with `launch_number` (steps 15-17,
 29-31) gets a new number at every launch (LAUNCHES), with which its kernel marks
 what it leaves in global memory. A variant with `launches` (steps 20, 21) launches
@@ -20,32 +21,37 @@ from __future__ import annotations
 import itertools
 
 from ..errors import StudyError
-from . import tma
+from . import cubin, tma
 
 DEFAULT_SHARED_LIMIT = 48 * 1024   # dynamic shared memory a kernel may take before its limit is raised
+WORKSPACES = "workspaces"          # the session's key of a module's workspaces: (WORKSPACES, cubin path)
 LAUNCHES = itertools.count(1)      # the launch numbers of the process (0: what a module's state starts with)
 
 
-def launcher(gpu, cubin_path, variant, M: int, N: int, K: int, d_a, d_b, d_c):
+def launcher(gpu, cubin_path, variant, M: int, N: int, K: int, d_a, d_b, d_c, stream=None):
     """A call that launches a cuda variant once on these buffers: its grid and block, its dynamic shared
     memory (the kernel's limit raised to it first), and the tensor maps (of A, B and maybe C) after
-    (M, N, K, A, B, C) where the registry gives `tensor_maps`."""
-    shared = variant.dynamic_shared
-    limit = gpu.attribute("MAX_SHARED_MEMORY_PER_BLOCK_OPTIN")
-    if shared > limit:
-        raise StudyError(f"{variant.id} asks for {shared} bytes of shared memory a block; "
-                         f"{gpu.device.name()} allows {limit}: change its defines")
+    (M, N, K, A, B, C) where the registry gives `tensor_maps`, then its workspace (a kernel that exports its
+    LaunchFacts: cubin.py), one of the launcher's own. A TMA kernel may go on `stream` (a pycuda Stream; None: the
+    default stream)."""
     if variant.align_rows:
         padding = Padding(variant, M, N, K, int(d_a), int(d_b), int(d_c))
         if padding.needed:
+            if stream is not None:
+                raise StudyError(f"{variant.id}: a launch through padded copies goes on the default stream only")
             return padding.launcher(gpu, cubin_path, d_a, d_b, d_c)
-    return _kernel_launcher(gpu, cubin_path, variant, M, N, K, d_a, d_b, d_c)
+    return _kernel_launcher(gpu, cubin_path, variant, M, N, K, d_a, d_b, d_c, stream)
 
 
-def _kernel_launcher(gpu, cubin_path, variant, M: int, N: int, K: int, d_a, d_b, d_c):
+def _kernel_launcher(gpu, cubin_path, variant, M: int, N: int, K: int, d_a, d_b, d_c, stream=None):
     """The kernel's own launch on (M, N, K) and these buffers, as `launcher` describes it."""
     name = variant.kernel_for(M, N, K, gpu.sm_count)   # its own, or the one its rule chooses for the shape
-    shared = variant.dynamic_shared
+    facts = cubin.launch_facts(cubin_path, name)
+    shared = facts.shared_bytes if facts else 0
+    limit = gpu.attribute("MAX_SHARED_MEMORY_PER_BLOCK_OPTIN")
+    if shared > limit:
+        raise StudyError(f"{variant.id} asks for {shared} bytes of shared memory a block; "
+                         f"{gpu.device.name()} allows {limit}: change its tile or stages")
     grid, block = variant.launch_grid(M, N, gpu.sm_count), variant.block
     if variant.tensor_maps:
         path = str(cubin_path)
@@ -54,7 +60,11 @@ def _kernel_launcher(gpu, cubin_path, variant, M: int, N: int, K: int, d_a, d_b,
             grid = resident_grid(variant, grid, kernel.max_active_clusters(grid, block))
         maps = tma.map_arguments(variant.tensor_maps, M, N, K, {"A": int(d_a), "B": int(d_b), "C": int(d_c)},
                                  variant.operand_element, variant.b_transposed)
-        return kernel.launcher(grid, block, M, N, K, int(d_a), int(d_b), int(d_c), maps)
+        workspace = None if facts is None else _workspace(gpu, path, facts.workspace_bytes)
+        return kernel.launcher(grid, block, M, N, K, int(d_a), int(d_b), int(d_c), maps, workspace,
+                               None if stream is None else stream.handle)
+    if stream is not None:
+        raise StudyError(f"{variant.id}: only a kernel fed by the copy engine is launched on a stream of its own")
     func = gpu.load_function(cubin_path, name, "iiiPPPI" if variant.launch_number else "iiiPPP")
     if shared > DEFAULT_SHARED_LIMIT:
         func.set_attribute(gpu.cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
@@ -64,14 +74,27 @@ def _kernel_launcher(gpu, cubin_path, variant, M: int, N: int, K: int, d_a, d_b,
     return lambda: func.prepared_call(*arguments, shared_size=shared)
 
 
+def _workspace(gpu, path: str, nbytes: int) -> int:
+    """The address of a launcher's own workspace of `nbytes`, zeroed (kernels/sm90/workspace.cuh), or 0 where
+    the kernel needs none. The session frees it at its end, and lists each module's (WORKSPACES: devbench reads a
+    CLOCK_TRACE build's clocks there)."""
+    if nbytes == 0:
+        return 0
+    words = -(-nbytes // 4)
+    space = gpu.empty(4 * words)
+    gpu.fill_u32(space, 0, words)
+    gpu.kept((WORKSPACES, path), list).append((int(space), 4 * words))
+    return int(space)
+
+
 def resident_grid(variant, grid, clusters: int) -> tuple[int, int, int]:
     """A persistent grid of clusters cut to the clusters that can run at once: a GPU whose multiprocessors do
     not all pair up in clusters (the pairs form inside one GPU processing cluster) would otherwise run the
     last clusters after the others, each with a full share of the tiles."""
     cx, cy = variant.cluster
     if clusters < 1:
-        raise StudyError(f"{variant.id}: not one of its clusters of {cx}x{cy} blocks fits on this GPU with "
-                         f"{variant.dynamic_shared} bytes of shared memory a block")
+        raise StudyError(f"{variant.id}: not one of its clusters of {cx}x{cy} blocks fits on this GPU with its "
+                         "shared memory a block")
     if grid[1] != cy or grid[0] // cx <= clusters:   # a persistent grid is one row of clusters
         return grid
     return (clusters * cx, cy, 1)

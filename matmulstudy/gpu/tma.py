@@ -193,16 +193,20 @@ class DriverKernel:
                "asking how many clusters run at once")
         return count.value
 
-    def launcher(self, grid, block, M: int, N: int, K: int, a: int, b: int, c: int, maps: list[bytes]):
-        """A call that launches it once with (M, N, K, A, B, C, maps...) on the default stream."""
+    def launcher(self, grid, block, M: int, N: int, K: int, a: int, b: int, c: int, maps: list[bytes],
+                 workspace: int | None = None, stream: int | None = None):
+        """A call that launches it once with (M, N, K, A, B, C, maps...) and, where given, the address of its
+        workspace (kernels/sm90/workspace.cuh; 0: none), on `stream` (a CUstream's handle; None: the default
+        stream)."""
         values = [ctypes.c_int(M), ctypes.c_int(N), ctypes.c_int(K),
                   ctypes.c_uint64(a), ctypes.c_uint64(b), ctypes.c_uint64(c)]
         values += [ctypes.create_string_buffer(m, MAP_BYTES) for m in maps]   # the driver copies each by value
+        values += [] if workspace is None else [ctypes.c_uint64(workspace)]
         params = (ctypes.c_void_p * len(values))(*[ctypes.addressof(v) for v in values])
-        launch = self._cuda.cuLaunchKernel
+        launch, handle = self._cuda.cuLaunchKernel, ctypes.c_void_p(stream)
 
         def run():
-            _check(launch(self.function, *grid, *block, self.shared, None, params, None), "launching the kernel")
+            _check(launch(self.function, *grid, *block, self.shared, handle, params, None), "launching the kernel")
         run.keep = values   # alive as long as the call
         return run
 

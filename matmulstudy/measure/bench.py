@@ -196,10 +196,10 @@ def _measure_gpu(variant, shape, a, b, verifier, binary, harness, timing, sessio
 
 class ModuleCopies:
     """Copies of the cubins a session launches, one a placement after the first, each loaded as a module of its
-    own. Where a module lies is a placement too: a queued step's tile counter (kernels/sm90/scheduler.cuh's
-    tile_ticket) is a global of its module, and step 46 at 4096 ran 1.3% apart on counters 256 bytes apart,
-    each the same in every round (6fbf69a:notes/c_placement/). Kept by the session (GpuSession.kept), deleted
-    with it."""
+    own. Where a module lies is a placement too: a queued step's tile counter, when it was a global of its
+    module, ran step 46 at 4096 1.3% apart on counters 256 bytes apart, each the same in every round
+    (6fbf69a:notes/c_placement/); the counter now lies in each launcher's workspace (kernels/sm90/workspace.cuh),
+    as placed as the module. Kept by the session (GpuSession.kept), deleted with it."""
 
     def __init__(self):
         self._dir = tempfile.TemporaryDirectory(prefix="matmulstudy-modules-")

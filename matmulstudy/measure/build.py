@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 from ..errors import StudyError
+from ..gpu import cubin
 from ..study.paths import HARNESS_SOURCE
 from ..study.registry import DTYPES
 from ..study.variant import Variant
@@ -119,6 +120,14 @@ def built_variant(variant: Variant, binary) -> Variant:
         return variant.with_defines(json.load(fh).get("defines", {}))
 
 
+def _launch_facts(cubin_path: Path, kernel: str) -> dict:
+    """The dynamic shared memory and workspace the built kernel is launched with (its exported LaunchFacts,
+    gpu/cubin.py; none for a kernel that exports none)."""
+    facts = cubin.launch_facts(cubin_path, kernel)
+    return {"dynamic_shared_bytes": facts.shared_bytes if facts else 0,
+            "workspace_bytes": facts.workspace_bytes if facts else 0}
+
+
 def build(variant: Variant, out: Path, resources: Path, arch: str | None, log,
           dtype: str = "float32") -> dict:
     """Build one variant for one element type; write its resource report (JSON)."""
@@ -137,7 +146,7 @@ def build(variant: Variant, out: Path, resources: Path, arch: str | None, log,
         report = {"variant": variant.id, "dtype": dtype, "arch": arch, "defines": variant.defines,
                   "compiler": compiler_version("nvcc"), "flags": " ".join(cmd[1:-3]),
                   "block": list(variant.block[:2]), "tile": list(variant.tile),
-                  "flop_per_byte": variant.flop_per_byte, "dynamic_shared_bytes": variant.dynamic_shared,
+                  "flop_per_byte": variant.flop_per_byte, **_launch_facts(out, variant.kernel),
                   **kernels[variant.kernel]}   # its own kernel's (step 20's other kernel is step 19's)
     elif variant.backend == "c":
         cmd = gcc_command(variant, out)

@@ -25,6 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import StudyError
+from ..gpu.cubin import launch_facts
 from ..study.paths import LAUNCHER_SOURCE
 from ..study.shapes import Shape
 from ..study.variant import Variant
@@ -58,13 +59,16 @@ def command(tool: str, launcher, cubin, variant: Variant, shape: Shape, exe: str
             sms: int | None = None) -> list[str]:
     M, N, _ = variant.launch_shape(*shape)   # a variant with align_rows multiplies the padded problem
     grid, block = variant.launch_grid(M, N, sms), variant.block
+    kernel = variant.kernel_for(*shape, sms)
+    facts = launch_facts(cubin, kernel)   # the built kernel's shared memory and workspace, where it exports them
+    shared = facts.shared_bytes if facts else 0
     boxes = ["x".join(map(str, box)) for box in variant.tensor_maps.values()]
-    extra = [str(variant.dynamic_shared), *boxes] if variant.dynamic_shared or boxes else []
+    extra = [str(shared), *boxes] if shared or boxes else []
     extra += [f"pad={variant.align_rows}"] * bool(variant.align_rows)
     extra += [f"elem={variant.operand_element.bytes}"] * (bool(boxes) and variant.operand_element.bytes != 4)
-    return [exe or sanitizer_exe(), "--tool", tool, "--print-limit", "20", str(launcher), str(cubin),
-            variant.kernel_for(*shape, sms), *map(str, shape), str(grid[0]), str(grid[1]), str(block[0]),
-            str(block[1]), *extra]
+    extra += [f"ws={facts.workspace_bytes}"] if facts else []
+    return [exe or sanitizer_exe(), "--tool", tool, "--print-limit", "20", str(launcher), str(cubin), kernel,
+            *map(str, shape), str(grid[0]), str(grid[1]), str(block[0]), str(block[1]), *extra]
 
 
 _ERRORS = re.compile(r"ERROR SUMMARY: (\d+) errors?")

@@ -38,8 +38,10 @@ ROLES = ("step", "reference", "cpu_baseline")
 BASELINES = "baselines"   # the folder of the kernels that are no step (a step's is its chapter's)
 _KEYS = {"id", "backend", "file", "kernel", "title", "source", "defines", "block", "tile", "grid",
          "flop_per_byte", "dtypes", "precision", "role", "chapter", "max_size", "search", "shows", "needs",
-         "shared", "tensor_maps", "cluster", "align_rows", "launch_number", "launches", "technique",
-         "was", "shown_at"}
+         "tensor_maps", "cluster", "align_rows", "launch_number", "launches", "technique", "was", "shown_at"}
+# Read in the snapshots of studies measured before the kernels exported their shared memory (gpu/cubin.py),
+# and nothing else: a formula of the defines that the registry gave then.
+_SNAPSHOT_KEYS = {"shared"}
 _CHAPTER_KEYS = {"id", "title", "precision"}
 DTYPES = {"float32": "float", "int32": "int"}   # dtype -> the kernels' ELEM
 
@@ -54,7 +56,7 @@ def _parse_entry(i: int, raw: dict, kernels_dir: Path, chapters: dict, check_fil
         raise StudyError(f"{where}: every entry needs an 'id'")
     vid = raw["id"]
     where = f"registry entry '{vid}'"
-    unknown = set(raw) - _KEYS
+    unknown = set(raw) - _KEYS - _SNAPSHOT_KEYS
     if unknown:
         raise StudyError(f"{where}: unknown key(s) {sorted(unknown)}; allowed: {sorted(_KEYS)}")
     if not re.fullmatch(r"[a-z][a-z0-9_]*", str(vid)):
@@ -125,7 +127,7 @@ def _parse_entry(i: int, raw: dict, kernels_dir: Path, chapters: dict, check_fil
                       shows=_parse_shows(raw.get("shows"), role, where),
                       shown_at=_parse_shown_at(raw.get("shown_at"), raw.get("shows"), where),
                       needs=_parse_needs(raw.get("needs"), backend, where),
-                      shared_expr=raw.get("shared"), cluster_expr=tuple(raw.get("cluster") or ()),
+                      cluster_expr=tuple(raw.get("cluster") or ()),
                       missing_file=missing_file,
                       maps_expr=_parse_tensor_maps(raw.get("tensor_maps"), backend, where),
                       align_rows=_parse_align_rows(raw.get("align_rows"), raw.get("tensor_maps"), where),
@@ -134,12 +136,8 @@ def _parse_entry(i: int, raw: dict, kernels_dir: Path, chapters: dict, check_fil
                       launches=_parse_launches(raw.get("launches"), kernel, backend, raw.get("tensor_maps"),
                                                raw.get("align_rows"), where),
                       technique=technique, was=_parse_was(raw.get("was")))
-    if variant.shared_expr is not None and backend != "cuda":
-        raise StudyError(f"{where}: shared (dynamic shared memory bytes) is for cuda kernels")
     if backend == "cuda":
         variant.flop_per_byte  # evaluates, or says what is wrong
-        if variant.dynamic_shared < 0:
-            raise StudyError(f"{where}: shared gives {variant.dynamic_shared} bytes; it must be >= 0")
         variant.tensor_maps  # boxes the copy engine takes, or says what is wrong
         if min(variant.cluster) < 1 or variant.cluster[0] * variant.cluster[1] > 8:
             raise StudyError(f"{where}: cluster {list(variant.cluster)} is not a portable cluster (1 to 8 blocks)")

@@ -71,7 +71,6 @@ class Variant:
     shown_at: int | None = None   # the size n (n x n x n) its `shows` are measured at, with the step before's,
                                   # where it is meant to win; None: the study's ncu_size, as every counter
     needs: str | None = None   # the oldest nvcc target it builds for (sm_80), or an arch-specific one (sm_90a)
-    shared_expr: str | int | None = None   # dynamic shared memory per block, bytes (expression of the defines)
     missing_file: str | None = None   # why its source cannot be built: the file the registry names is missing
     cluster_expr: tuple = ()   # blocks of a thread block cluster (x, y), expressions of the defines
     maps_expr: tuple = ()   # ((matrix, (box rows, box cols)), ...): TMA maps it takes after C (gpu/tma.py)
@@ -134,11 +133,6 @@ class Variant:
     def tile(self) -> tuple[int, int]:
         rows, cols = (eval_expr(e, self.defines) for e in self.tile_expr)
         return (rows, cols)
-
-    @property
-    def dynamic_shared(self) -> int:
-        """Bytes of dynamic shared memory a block is launched with (0 unless the registry gives `shared`)."""
-        return 0 if self.shared_expr is None else int(eval_expr(self.shared_expr, self.defines))
 
     @property
     def tensor_maps(self) -> dict:

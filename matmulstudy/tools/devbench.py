@@ -46,6 +46,7 @@ import pandas as pd
 
 from ..errors import StudyError
 from ..gpu import host
+from ..gpu.launch import WORKSPACES
 from ..measure import bench, build, data, energy
 from ..measure.devicecheck import References, workspace
 from ..study.registry import load_registry
@@ -159,29 +160,26 @@ def fit_over_k(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-CLOCK_FIELDS = 6   # each block's row of kernels/sm90/block_clock.cuh's block_clock
+CLOCK_FIELDS = 6   # each block's row of kernels/sm90/workspace.cuh's block_clock
+CLOCKS_AT = 8      # where block_clock lies in the workspace: after the ticket, on 8 bytes
 
 
 def block_clocks(gpu, variant, cubin, placements: int) -> dict:
     """Where the variant is built with CLOCK_TRACE (a candidate ID:CLOCK_TRACE=1; kernels/sm90/block_clock.cuh),
-    from the last launch on each of the measurement's modules (one a placement): the SM clock each block ran at,
-    cycles over global-timer nanoseconds, as the median and the lowest over the blocks, in MHz; and the share
-    of its cycles a block spent storing C, with the cycles a tile's store took (medians over the blocks). Each
-    module's clocks are zeroed after, for the next measurement. Elsewhere nothing."""
+    from the last launch of each of the measurement's launchers (a workspace each, kernels/sm90/workspace.cuh, on
+    a module a placement): the SM clock each block ran at, cycles over global-timer nanoseconds, as the median and
+    the lowest over the blocks, in MHz; and the share of its cycles a block spent storing C, with the cycles a
+    tile's store took (medians over the blocks). Each workspace's clocks are zeroed after, for the next
+    measurement. Elsewhere nothing."""
     if "CLOCK_TRACE" not in variant.defines or cubin is None or not variant.tensor_maps:
         return {}
     copies = gpu.held("module copies")
     paths = [cubin] + ([copies.path(cubin, c) for c in range(1, placements)] if copies else [])
     blocks = []
-    for path in paths:
-        kernel = gpu.held(("driver kernel", str(path)))
-        found = kernel.global_address("block_clock") if kernel else None
-        if found is None:
-            continue
-        address, nbytes = found
-        clocks = np.empty(nbytes // 8, np.uint64)
-        gpu.cuda.memcpy_dtoh(clocks, address)
-        gpu.cuda.memset_d8(address, 0, nbytes)
+    for address, nbytes in (space for path in paths for space in gpu.held((WORKSPACES, str(path))) or []):
+        clocks = np.empty((nbytes - CLOCKS_AT) // 8, np.uint64)
+        gpu.cuda.memcpy_dtoh(clocks, address + CLOCKS_AT)
+        gpu.cuda.memset_d8(address + CLOCKS_AT, 0, nbytes - CLOCKS_AT)
         # start cycles, end cycles, start ns, end ns, epilogue cycles, tiles stored (block_clock.cuh)
         clocks = clocks.reshape(-1, CLOCK_FIELDS).astype(np.int64)
         blocks.append(clocks[clocks[:, 3] > clocks[:, 2]])
