@@ -8,6 +8,12 @@ reference every step of the precision is measured against), the GPU's facts
 titles, lines and colours). Adding a precision is one row below, a chapter
 of that precision in kernels/registry.yaml, and its kernels.
 
+A precision is handed along as its row: the registry resolves a chapter's
+id once (Chapter.precision, Variant.precision are rows), and every function
+takes the row. Ids live only in files (registry.yaml, the tables' precision
+column) and are looked up where such a file is read; a row held against an
+id string raises, so that code passing ids where rows go fails at once.
+
 The base precision, FP32, is the study's own: CPU variants compute in it,
 int32 aside every fraction of a peak is of its peak, and every other
 precision's result is also held against its bound, where it must fail.
@@ -139,7 +145,7 @@ class Cublas:
         return f"cublasGemmEx with {self.data_name} inputs, CUBLAS_COMPUTE_32F and FP32 output"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Precision:
     id: str                 # as chapters and variants name it
     label: str              # as the report writes it
@@ -163,6 +169,20 @@ class Precision:
     b_transposed: bool = False   # B stored N x K (K-major) for its kernels and its reference, not K x N
     page: str = ""          # its chapter page in docs/ (<id>.md unless given)
     sources: tuple = field(default_factory=tuple)   # where per_sm comes from
+
+    def __eq__(self, other) -> bool:
+        """One row is one precision: equal by id. Held against an id string it raises rather than say False,
+        so that code still passing the id where the row is handed along fails where it is, not quietly."""
+        if isinstance(other, str):
+            raise TypeError(f"a Precision is compared with the string {other!r}: compare its .id, or pass the row "
+                            "(precisions.get)")
+        return isinstance(other, Precision) and other.id == self.id
+
+    def __hash__(self) -> int:
+        return hash(self.id)
+
+    def __repr__(self) -> str:
+        return f"Precision({self.id!r})"
 
     @property
     def arithmetic(self) -> str:
@@ -325,11 +345,11 @@ PRECISIONS = {p.id: p for p in TABLE}
 BASE = TABLE[0]   # the study's own: FP32
 
 
-def chapter_name(title: str, precision_id: str) -> str:
+def chapter_name(title: str, precision: Precision) -> str:
     """A chapter's title with its precision in brackets, unless the title names the number format already:
     'beyond the seeds (FP32)', but 'tensor cores (FP8, the tensor cores' sums)' as it is (its format, FP8, is
     named; the accumulation is what its words say)."""
-    label = get(precision_id).label
+    label = precision.label
     return title if label.split()[0] in title else f"{title} ({label})"
 
 

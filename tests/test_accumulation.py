@@ -11,6 +11,7 @@ import pytest
 from matmulstudy.errors import StudyError
 from matmulstudy.measure import data, tensorcore
 from matmulstudy.tools import accumulation
+from matmulstudy.precisions import PRECISIONS
 
 FINITE = data.E4M3_FINITE
 
@@ -125,7 +126,7 @@ def test_an_fp8_bound_holds_the_emulated_sums_and_rejects_each_planted_fault(pre
         a, b = (rng.random((n, K), dtype=np.float32) * 2 - 1 for _ in range(2))
         ra, rb = (data.round_to_e4m3(x).astype(np.float64) for x in (a, b))
         exact, r = (ra * rb).sum(axis=1), np.sqrt(((ra * rb) ** 2).sum(axis=1))
-        held = bound(K, 8, precision)
+        held = bound(K, 8, PRECISIONS[precision])
         summed = tensorcore.promoted(tensorcore.HOPPER_FP8_WGMMA, ra, rb, every)
         assert (np.abs(summed - exact) / r).max() < held * share, K
         faults = {"unrounded inputs": (a.astype(np.float64) * b).sum(axis=1)}
@@ -147,7 +148,7 @@ def test_an_fp8_variant_reads_a_as_bytes_and_b_as_the_bytes_of_its_transpose():
     cuBLASLt's FP8 GEMM take it), each the bytes of the inputs rounded to e4m3."""
     from matmulstudy.study.shapes import Shape
     a, b = data.make_inputs(Shape(5, 3, 7), 1)
-    qa, qb = data.operands(a, b, "fp8_fast")
+    qa, qb = data.operands(a, b, PRECISIONS["fp8_fast"])
     assert (qa.dtype, qa.shape, qb.dtype, qb.shape) == (np.uint8, (5, 7), np.uint8, (3, 7))
     assert np.array_equal(data.e4m3_values(qa), data.round_to_e4m3(a))
     assert np.array_equal(data.e4m3_values(qb).T, data.round_to_e4m3(b)) and qb.flags.c_contiguous

@@ -9,6 +9,7 @@ from matmulstudy.measure import bench, data
 from matmulstudy.study.settings import Timing, default_settings
 from matmulstudy.study.shapes import Shape
 from matmulstudy.study.registry import load_registry
+from matmulstudy.precisions import PRECISIONS
 
 pytestmark = pytest.mark.gpu
 
@@ -57,9 +58,9 @@ def test_gpu_variant_matches_float64_reference(registry, gpu_builds, variant_id,
     assert rows["reference"].eq("gpu (cuBLAS DGEMM)").all()
     if dtype == "int32":
         assert rows["max_error"].iloc[0] == 0   # exact
-    elif registry[variant_id].precision == "fp32":
+    elif registry[variant_id].precision.id == "fp32":
         assert rows["margin"].iloc[0] <= 0.5    # a correct FP32 result sits at half the bound or less
-    elif registry[variant_id].precision == "bf16":   # checked against the product of its rounded inputs
+    elif registry[variant_id].precision.id == "bf16":   # checked against the product of its rounded inputs
         assert rows["fp32_margin"].isna().all() and rows["margin"].iloc[0] <= 0.5
 
 
@@ -217,7 +218,7 @@ def test_the_gpu_rounds_bf16_inputs_to_the_hosts_bits(gpu_builds):
                      dtype=np.uint32).view(np.float32)
     a = a.copy()
     a.reshape(-1)[:edges.size] = edges
-    with GpuSession() as gpu, DeviceReference(gpu, gpu_builds["harness"], a, b, "bf16") as reference:
+    with GpuSession() as gpu, DeviceReference(gpu, gpu_builds["harness"], a, b, PRECISIONS["bf16"]) as reference:
         for host, full, bits in ((a, reference.d_a, reference.operands[0]), (b, reference.d_b, reference.operands[1])):
             rounded = data.round_to_bf16(host)
             assert np.array_equal(gpu.to_host(full, host.shape).view(np.uint32), rounded.view(np.uint32))
@@ -240,7 +241,7 @@ def test_the_gpu_rounds_e4m3_inputs_to_the_hosts_bits(gpu_builds):
     a, b = a.copy(), b.copy()
     a.reshape(-1)[:edges.size] = edges
     b.reshape(-1)[-edges.size:] = edges
-    with GpuSession() as gpu, DeviceReference(gpu, gpu_builds["harness"], a, b, "fp8_fast") as reference:
+    with GpuSession() as gpu, DeviceReference(gpu, gpu_builds["harness"], a, b, PRECISIONS["fp8_fast"]) as reference:
         for host, full, bits, transposed in ((a, reference.d_a, reference.operands[0], False),
                                              (b, reference.d_b, reference.operands[1], True)):
             rounded = data.round_to_e4m3(host)
@@ -277,13 +278,14 @@ def test_a_result_from_unrounded_inputs_or_narrow_sums_fails_its_check(registry,
     from matmulstudy.gpu.cublas import Cublas, CublasLt
     from matmulstudy.gpu.session import GpuSession
     from matmulstudy.measure.devicecheck import DeviceReference
-    alone = fault == "sums in the tensor cores alone"
+    alone, least = fault == "sums in the tensor cores alone", LEAST_MARGIN[precision]
+    precision = PRECISIONS[precision]
     for shape in TENSOR_CORES_ALONE if alone else [s for s in SHAPES if s.M * s.N <= 2**22]:
         a, b = problem(shape, "float32")
         with GpuSession() as gpu, DeviceReference(gpu, gpu_builds["harness"], a, b, precision) as reference:
             if alone:
                 d_c = gpu.empty(4 * shape.M * shape.N)
-                fast = CublasLt("fp8_fast", gpu)
+                fast = CublasLt(PRECISIONS["fp8_fast"], gpu)
                 try:
                     fast.gemm(*shape, *reference.operands, d_c)
                     gpu.synchronize()
@@ -292,7 +294,7 @@ def test_a_result_from_unrounded_inputs_or_narrow_sums_fails_its_check(registry,
                 check = reference.verify(d_c, CHECK.tolerance, precision)
             elif fault == "unrounded inputs":
                 d_a, d_b, d_c = gpu.to_device(a), gpu.to_device(b), gpu.empty(4 * shape.M * shape.N)
-                with Cublas("fp32") as blas:
+                with Cublas(PRECISIONS["fp32"]) as blas:
                     blas.gemm(*shape, d_a, d_b, d_c)
                 gpu.synchronize()
                 check = reference.verify(d_c, CHECK.tolerance, precision)
@@ -304,7 +306,7 @@ def test_a_result_from_unrounded_inputs_or_narrow_sums_fails_its_check(registry,
                 if np.array_equal(c, (ra @ rb).astype(np.float32)):
                     continue   # every sum already such a value: the fault changes nothing here
                 check = reference.verify_host(c, CHECK.tolerance, precision)
-        assert not check.ok and check.margin > LEAST_MARGIN[precision], (shape.tag, check.describe())
+        assert not check.ok and check.margin > least, (shape.tag, check.describe())
 
 
 def test_unwritten_output_is_caught_on_the_gpu(registry, gpu_builds):

@@ -99,7 +99,7 @@ def test_ncu_csv_from_the_h100_is_parsed():
 def test_every_tensor_core_step_runs_hmma_and_no_ffma_in_its_main_loop(registry, sm90_builds):
     """A step meant for the tensor cores is on that path: HMMA (mma.sync) or HGMMA (wgmma) in the main loop
     of its machine code, and no FFMA there."""
-    steps = [v for v in registry.steps() if v.precision == "tf32"]
+    steps = [v for v in registry.steps() if v.precision.id == "tf32"]
     assert steps
     for v in steps:
         mix = _mix(sm90_builds, registry, v.id)

@@ -8,6 +8,7 @@ import pytest
 
 from matmulstudy.measure.headline import FIRST, best_steps, order
 from matmulstudy.report import headline
+from matmulstudy.precisions import PRECISIONS
 
 
 def medians_ms(registry, size, rates):
@@ -21,12 +22,12 @@ def test_the_best_step_of_each_precision_is_its_fastest_at_the_reference_size(re
              "gpu_wgmma_pipelined": 360_000, "gpu_wgmma_grouped": 350_000, "cublas_tf32": 400_000,
              "numpy": 1_000}   # a CPU baseline is never a step
     pairs = best_steps(medians_ms(registry, 4096, rates), registry, 4096)
-    assert pairs == {"fp32": ("gpu_hybrid_stream_k", "cublas"), "tf32": ("gpu_wgmma_pipelined", "cublas_tf32")}
+    assert pairs == {PRECISIONS["fp32"]: ("gpu_hybrid_stream_k", "cublas"), PRECISIONS["tf32"]: ("gpu_wgmma_pipelined", "cublas_tf32")}
     # another size's medians do not count, and a precision whose reference was not measured has no pair
     other = medians_ms(registry, 2048, {"gpu_wgmma_grouped": 1e6})
     del rates["cublas_tf32"]
     assert best_steps({**medians_ms(registry, 4096, rates), **other}, registry, 4096) == {
-        "fp32": ("gpu_hybrid_stream_k", "cublas")}
+        PRECISIONS["fp32"]: ("gpu_hybrid_stream_k", "cublas")}
 
 
 def test_rounds_alternate_who_goes_first():
@@ -39,8 +40,8 @@ def test_a_step_within_a_percent_of_the_best_is_measured_beside_it(registry):
     rates = {"gpu_hybrid_stream_k": 49_500, "cublas": 52_000, "gpu_wgmma_multicast": 370_600,
              "gpu_wgmma_grouped": 369_500, "gpu_wgmma_pipelined": 365_000, "cublas_tf32": 404_000}
     pairs = best_steps(medians_ms(registry, 4096, rates), registry, 4096)
-    assert pairs == {"fp32": ("gpu_hybrid_stream_k", "cublas"),
-                     "tf32": ("gpu_wgmma_multicast", "gpu_wgmma_grouped", "cublas_tf32")}
+    assert pairs == {PRECISIONS["fp32"]: ("gpu_hybrid_stream_k", "cublas"),
+                     PRECISIONS["tf32"]: ("gpu_wgmma_multicast", "gpu_wgmma_grouped", "cublas_tf32")}
 
 
 def test_a_ratio_the_second_study_misses_by_more_than_one_and_a_half_points_is_marked(registry):
@@ -56,9 +57,9 @@ def test_a_step_that_launches_another_steps_kernel_stands_for_it(registry):
     from matmulstudy.measure.headline import stands_for
     rates = {"gpu_async_tile": 66_000, "gpu_async_stream_k": 66_400, "gpu_async_by_shape": 66_410, "cublas": 66_300}
     pairs = best_steps(medians_ms(registry, 4096, rates), registry, 4096, sms=132)
-    assert pairs == {"fp32": ("gpu_async_by_shape", "gpu_async_tile", "cublas")}
+    assert pairs == {PRECISIONS["fp32"]: ("gpu_async_by_shape", "gpu_async_tile", "cublas")}
     assert best_steps(medians_ms(registry, 4096, rates), registry, 4096) == {   # no GPU facts: each its own
-        "fp32": ("gpu_async_by_shape", "gpu_async_tile", "gpu_async_stream_k", "cublas")}
+        PRECISIONS["fp32"]: ("gpu_async_by_shape", "gpu_async_tile", "gpu_async_stream_k", "cublas")}
     s29, s30 = registry["gpu_async_stream_k"], registry["gpu_async_by_shape"]
     assert stands_for(s30, s29, 4096, 132) and not stands_for(s29, s30, 4096, 132)
     assert not stands_for(s30, s29, 2176, 132)   # 17 x 9 tiles: between one wave and a half, its own kernel

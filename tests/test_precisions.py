@@ -17,6 +17,7 @@ import yaml
 from conftest import ROOT, fresh_copy, snakemake
 from matmulstudy import precisions
 from matmulstudy.measure.verify import bound
+from matmulstudy.precisions import PRECISIONS
 
 H100 = {"sm_count": 132, "compute_capability": (9, 0), "sm_clock_khz": 1_980_000}
 
@@ -41,7 +42,7 @@ def test_the_precisions_name_themselves_and_their_facts():
     assert (promoted.operand_bytes, promoted.b_transposed, promoted.cublas.data_type) == (1, True, 28)
     assert "FAST_ACCUM 0" in promoted.describe() and promoted.reference_name == "cuBLASLt FP8"
     assert (promoted.eps_in_text(), promoted.eps_bias) == ("2⁻¹¹", 0.0)
-    assert bound(8192, 8, "fp8") == pytest.approx(8 * (2**-11 + 2**-23 * math.sqrt(8192)))
+    assert bound(8192, 8, PRECISIONS["fp8"]) == pytest.approx(8 * (2**-11 + 2**-23 * math.sqrt(8192)))
 
 
 def test_a_precisions_peak_is_sms_times_its_rate_times_the_clock():
@@ -63,7 +64,7 @@ def test_a_precisions_peak_is_sms_times_its_rate_times_the_clock():
 def test_an_unknown_precision_is_named_with_the_known_ones():
     with pytest.raises(Exception, match=r"precision 'fp4' is not one of \['fp32', 'tf32', 'bf16', 'fp8_fast', 'fp8'\]"):
         precisions.get("fp4")
-    assert bound(1024, 8, "tf32") == pytest.approx(8 * (2**-9 + 2**-23 * 32))
+    assert bound(1024, 8, PRECISIONS["tf32"]) == pytest.approx(8 * (2**-9 + 2**-23 * 32))
 
 
 def test_only_the_table_and_one_binding_spell_a_tensor_core_precision():

@@ -13,6 +13,7 @@ from matmulstudy.study import snapshot
 from matmulstudy.study.paths import KERNELS_DIR, ROOT
 from matmulstudy.study.registry import Registry, load_registry
 from matmulstudy.study.variant import whole_waves
+from matmulstudy.precisions import PRECISIONS
 
 
 def test_every_kernel_file_is_in_the_registry(registry):
@@ -183,7 +184,7 @@ def test_a_bad_entry_is_named(registry, change, message):
 
 
 def test_two_references_for_one_precision_are_refused(registry):
-    ref = registry.raw_entry(registry.reference("fp32").id)
+    ref = registry.raw_entry(registry.reference(PRECISIONS["fp32"]).id)
     raw = {**registry.raw, "variants": [ref, dict(ref, id="another")]}
     with pytest.raises(StudyError, match="more than one reference"):
         Registry.from_entries(raw)

@@ -19,6 +19,7 @@ from matmulstudy.report import render
 from matmulstudy.study import snapshot
 from matmulstudy.report.figures import FIGURES
 from matmulstudy.study.registry import Registry, load_registry
+from matmulstudy.precisions import PRECISIONS
 
 TABLES = ["samples.csv.gz", "measured_with.csv", "summary.csv", "hardware.csv", "gpu.json", "failures.txt", "config.yaml",
           "registry.yaml", "crosscheck.csv", "repeat.csv", "before.csv", "sanitizer.csv", "faults.csv"]
@@ -89,8 +90,8 @@ def test_the_readmes_chapter_table_has_a_cell_for_every_gpu_and_size_and_the_bes
             best = mine.loc[mine["frac_of_cublas"].idxmax()]
             assert cell == f"{best['frac_of_cublas']:.1%} ({registry[best['variant']].title.split()[0]})"
     # every reference of the live registry is named, and a study that did not measure one shows ABSENT there
-    references = [r for r in (registry.reference(p.id) for p in precisions.TABLE) if r is not None]
-    labels = " / ".join(precisions.get(r.precision).label for r in references)
+    references = [r for r in (registry.reference(p) for p in precisions.TABLE) if r is not None]
+    labels = " / ".join(r.precision.label for r in references)
     assert lines[-1].startswith(f"| cuBLAS {labels}, TFLOP/s |")
     for st, cell in zip(studies, [c.strip() for c in lines[-1].split("|")[1:-1]][2:]):
         measured = set(st.summary["variant"])
@@ -200,7 +201,7 @@ def test_a_new_step_is_in_the_dag_and_changes_no_committed_study(probe, rendered
 @pytest.mark.parametrize("label", [f.name for f in COMMITTED])
 def test_every_figure_of_every_gpu_is_drawn_with_every_step(rendered, label):
     figures = rendered / label / "figures"
-    has = {v.precision for v in snapshot.read_registry(rendered / label).steps()} | {"int32"}
+    has = {v.precision.id for v in snapshot.read_registry(rendered / label).steps()} | {"int32"}
     for f in FIGURES:
         for ext in ("png", "svg"):
             energy = "mean_power_w" in pd.read_csv(rendered / label / "summary.csv", nrows=1)
@@ -211,8 +212,8 @@ def test_every_figure_of_every_gpu_is_drawn_with_every_step(rendered, label):
             assert (figures / f"{f.name}.{ext}").stat().st_size > (10_000 if big else 0), (f.name, ext)
     registry = snapshot.read_registry(rendered / label)   # the study's own
     steps = [v.title for v in registry.steps()]
-    fp32 = [v.title for v in registry.steps(precision="fp32")]
-    tensor = [v.title for v in registry.steps(precision="tf32")]
+    fp32 = [v.title for v in registry.steps(precision=PRECISIONS["fp32"])]
+    tensor = [v.title for v in registry.steps(precision=PRECISIONS["tf32"])]
     # the FP32 progression and roofline draw the FP32 steps, progression_tf32 the TF32 ones, hardware all
     for name, titles in (("progression", fp32), ("roofline", fp32), ("progression_tf32", tensor), ("hardware", steps)):
         svg = (figures / f"{name}.svg").read_text()
@@ -266,10 +267,10 @@ def test_the_cross_gpu_figure_sets_a_step_beside_itself_when_two_studies_number_
     studies = [Study.load(folder) for folder in COMMITTED]
     older = min(range(len(studies)), key=lambda i: str(facts(studies[i])["first"]))
     raw = studies[older].registry
-    renamed = {v.id: dataclasses.replace(v, title="9" + v.title) if v.precision == "bf16" and v.is_step else v
+    renamed = {v.id: dataclasses.replace(v, title="9" + v.title) if v.precision.id == "bf16" and v.is_step else v
                for v in raw.values()}
     studies[older] = dataclasses.replace(studies[older], registry=Registry(raw.chapters, renamed, raw.raw))
-    df, order, chapters, _ = _by_gpu_column(studies, [st.label for st in studies], 4096, "bf16")
+    df, order, chapters, _ = _by_gpu_column(studies, [st.label for st in studies], 4096, PRECISIONS["bf16"])
     assert (df.groupby("variant")["title"].nunique() == 1).all()
     assert len(order) == df["variant"].nunique() == len(set(order))
     newer = studies[1 - older].registry

@@ -294,7 +294,7 @@ def test_slower_steps_are_reported_with_their_reason(results, own):
 def drawn(folder):
     """The figures a study has something to draw in: all but a chapter progression of a precision its registry
     has no step of (that one is then a figure saying so)."""
-    has = {v.precision for v in snapshot.read_registry(folder).steps()}
+    has = {v.precision.id for v in snapshot.read_registry(folder).steps()}
     return [f for f in FIGURES if not f.name.startswith("progression_") or f.name.split("_", 1)[1] in has | {"int32"}]
 
 
@@ -372,7 +372,7 @@ def test_the_best_tensor_core_step_reaches_its_fraction_of_an_unthrottled_cublas
     folder = ROOT / "reports" / label
     summary = pd.read_csv(folder / "summary.csv")
     chapter = snapshot.read_registry(folder).steps("tensor")
-    assert len(chapter) >= 6 and all(v.precision == "tf32" for v in chapter)
+    assert len(chapter) >= 6 and all(v.precision.id == "tf32" for v in chapter)
     at = summary[(summary.M == n) & (summary.N == n) & (summary.K == n)].set_index("variant")
     reference = at.loc["cublas_tf32"]
     assert reference["precision"] == "tf32" and reference["verified"] and reference["throttled_samples"] == 0
@@ -397,7 +397,7 @@ def test_each_step_moves_the_counters_its_entry_names_the_way_it_says(label):
     results, hardware = read_results(folder / "samples.csv.gz"), pd.read_csv(folder / "hardware.csv")
     at = pd.read_csv(folder / "counters_at.csv") if (folder / "counters_at.csv").exists() else None
     named = 0
-    for precision in sorted({v.precision for v in registry.steps()}):   # each chapter against its own step before
+    for precision in sorted({v.precision for v in registry.steps()}, key=lambda p: p.id):   # each chapter against its own step before
         table = explain.progression_table(results, hardware, registry, snapshot.read_config(folder)["reference_size"],
                                           precision=precision, counters_at=at)
         for i in range(1, len(table)):

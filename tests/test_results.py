@@ -11,6 +11,7 @@ from matmulstudy.report.results import at_size, slower_beyond_spread
 from matmulstudy.errors import StudyError
 from matmulstudy.study.registry import Registry
 from matmulstudy.report.committed import Study
+from matmulstudy.precisions import PRECISIONS
 
 GPU = {"gpu_name": "Test GPU", "fp32_peak_gflops": 60000.0, "sm_count": 100, "max_sm_clock_mhz": 2441.40625,
        "tf32_flop_per_clock_per_sm": 2048, "tf32_peak_gflops": 500000.0}
@@ -35,7 +36,7 @@ def fixture_rows(registry, sizes=(256, 1024, 4096), shapes=((1537, 3001, 997),),
                              "seed": 0, "sample": s, "time_ms": t, "gflops": flop / (t * 1e-3) / 1e9,
                              "verified": ok, "backend": v.backend, "max_error": 1e-7 if ok else np.nan,
                              "tolerance": 1e-5, "bad_elements": 0 if ok else 12, "unwritten_elements": 0,
-                             "device": "Test GPU" if v.is_gpu else "Test CPU", "precision": v.precision})
+                             "device": "Test GPU" if v.is_gpu else "Test CPU", "precision": v.precision.id})
                 if v.is_gpu and ok:   # NVML: the third sample of each ran at a lowered clock
                     rows[-1].update(sm_clock_mhz=1700.0 if s == 2 else 1980.0, throttled=s == 2,
                                     noise=0.004, stop_reason="noise", check="full")
@@ -148,16 +149,16 @@ def test_report_renders_from_a_results_fixture(tmp_path, registry):
     study = fixture_study(registry, tmp_path)
     paths = plots.size_sweep(study, tmp_path / "size_sweep")
     paths += plots.progression(study, tmp_path / "progression")
-    paths += plots.chapter_progression(study, tmp_path / "progression_tf32", "tf32")
+    paths += plots.chapter_progression(study, tmp_path / "progression_tf32", PRECISIONS["tf32"])
     for p in paths:
         assert p.stat().st_size > 5000
     svg = (tmp_path / "progression.svg").read_text()
     for v in registry.values():   # the FP32 steps as bars, the FP32 reference as a line
-        assert (v.title in svg) == ((v.is_step and v.precision == "fp32") or v == registry.reference("fp32")), v.id
-    assert f"{registry.reference('fp32').title}: " in svg and "FP32 peak" in svg
+        assert (v.title in svg) == ((v.is_step and v.precision.id == "fp32") or v == registry.reference(PRECISIONS["fp32"])), v.id
+    assert f"{registry.reference().title}: " in svg and "FP32 peak" in svg
     tf32 = (tmp_path / "progression_tf32.svg").read_text()   # the tensor cores' chapter against cuBLAS TF32
     for v in registry.values():
-        assert (v.title in tf32) == ((v.is_step and v.precision == "tf32") or v == registry.reference("tf32")), v.id
+        assert (v.title in tf32) == ((v.is_step and v.precision.id == "tf32") or v == registry.reference(PRECISIONS["tf32"])), v.id
     assert "FP32 peak" not in tf32 and "TF32 tensor-core arithmetic" in tf32
     assert "TF32 dense peak: 500,000 (100 SMs × 2048 flop/clock × 2441 MHz)" in tf32
     assert re.search(r"×0\.3\d slower", svg)   # step 3 of the fixture runs at a third of step 2
@@ -219,14 +220,14 @@ def test_the_progression_is_no_strip_at_the_readmes_width(tmp_path, registry, mo
     monkeypatch.setattr(progression, "save", keep)
     plots.progression(fixture_study(registry, tmp_path), tmp_path / "progression")
     (width, height), = sizes
-    assert len(registry.steps(precision="fp32")) >= 20 and width / height <= 3.0, (width, height)
+    assert len(registry.steps(precision=PRECISIONS["fp32"])) >= 20 and width / height <= 3.0, (width, height)
 
 
 def test_steps_of_several_chapters_are_drawn_in_their_chapters(tmp_path, registry):
     """A second chapter: its steps get the next palette, and the progression a divider and the titles."""
     raw = {**registry.raw, "chapters": registry.raw["chapters"] + [{"id": "later", "title": "a later chapter"}]}
     entries = [dict(e) for e in registry.raw["variants"]]
-    fp32 = {c.id for c in registry.chapters.values() if c.precision == "fp32"}   # "later" computes in FP32
+    fp32 = {c.id for c in registry.chapters.values() if c.precision.id == "fp32"}   # "later" computes in FP32
     steps = [e for e in entries
              if e.get("role", "step") == "step" and e["backend"] == "cuda" and e["chapter"] in fp32]
     for e in steps[len(steps) // 2:]:
@@ -361,14 +362,14 @@ def test_each_step_is_a_fraction_of_cublas_in_its_own_precision(registry):
     for v in registry.steps():
         reference = registry.reference(v.precision)
         assert frac[v.id] == pytest.approx(at[v.id] / at[reference.id]), v.id
-    assert frac[registry.reference("tf32").id] == pytest.approx(1.0)
-    assert any(v.precision == "tf32" for v in registry.steps())   # the registry has a TF32 chapter to check
+    assert frac[registry.reference(PRECISIONS["tf32"]).id] == pytest.approx(1.0)
+    assert any(v.precision.id == "tf32" for v in registry.steps())   # the registry has a TF32 chapter to check
 
 
 def test_a_step_skipped_on_this_gpu_is_named_with_its_reason(tmp_path, registry):
     """skipped.csv (collect_results: what the GPU cannot run) on the page and in the TF32 figure's note."""
     from matmulstudy.report import pages
-    tf32 = [v for v in registry.steps() if v.precision == "tf32"]
+    tf32 = [v for v in registry.steps() if v.precision.id == "tf32"]
     reason = "needs sm_80 or newer; this study builds for sm_75"
     pd.DataFrame([{"variant": v.id, "title": v.title, "reason": reason} for v in tf32]).to_csv(
         tmp_path / "skipped.csv", index=False)
@@ -379,7 +380,7 @@ def test_a_step_skipped_on_this_gpu_is_named_with_its_reason(tmp_path, registry)
     page = pages.study_page(study)
     section = page.split("## Skipped on this GPU")[1].split("##")[0]
     assert all(f"{v.title} (`{v.id}`): {reason}" in section for v in tf32)
-    plots.chapter_progression(study, tmp_path / "tf32", "tf32")
+    plots.chapter_progression(study, tmp_path / "tf32", PRECISIONS["tf32"])
     assert "skipped on this GPU" in (tmp_path / "tf32.svg").read_text()
 
 

@@ -14,6 +14,7 @@ from matmulstudy.study.shapes import Shape
 from matmulstudy.errors import StudyError
 from matmulstudy.study.paths import ROOT, SM90_HEADERS
 from matmulstudy.study.registry import load_registry
+from matmulstudy.precisions import PRECISIONS
 
 BOXES = {"A": (256, 32), "B": (32, 32)}
 
@@ -108,12 +109,12 @@ def test_bf16_maps_take_two_byte_elements_and_rows_of_a_multiple_of_8(sm90_build
     with pytest.raises(StudyError, match="no kernel here reads int8 elements"):
         elements.element("int8")
     step19 = load_registry()["gpu_wgmma_tma"]   # its boxes held to BF16's rule where its precision were BF16
-    as_bf16 = dataclasses.replace(step19, precision="bf16", defines={**step19.defines, "BK": 4})
+    as_bf16 = dataclasses.replace(step19, precision=PRECISIONS["bf16"], defines={**step19.defines, "BK": 4})
     assert as_bf16.operand_element == elements.BFLOAT16 and step19.operand_element == elements.FLOAT32
     with pytest.raises(StudyError, match=r"variant gpu_wgmma_tma: tensor_maps A box \d+x4 .* \(bfloat16\)"):
         as_bf16.tensor_maps
     # the sanitizer's launcher is told the elements' size, and makes its maps and rule by it (launch.cu)
-    as_bf16 = dataclasses.replace(step19, precision="bf16", defines={**step19.defines, "BK": 8})
+    as_bf16 = dataclasses.replace(step19, precision=PRECISIONS["bf16"], defines={**step19.defines, "BK": 8})
     cubin = sm90_builds[step19.id, "float32"][0]
     assert sanitize.command("memcheck", "launch", cubin, as_bf16, Shape(64, 64, 64), exe="cs")[-2:] == ["elem=2", "ws=0"]
     assert sanitize.command("memcheck", "launch", cubin, step19, Shape(64, 64, 64), exe="cs")[-2:] == ["32x32", "ws=0"]

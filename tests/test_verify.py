@@ -10,7 +10,7 @@ import pytest
 from matmulstudy.measure import data
 from matmulstudy.study.shapes import Shape
 from matmulstudy.measure.verify import FREIVALDS_LAMBDA, POISON, bound, elementwise, freivalds, scale
-from matmulstudy.precisions import EPS32
+from matmulstudy.precisions import EPS32, PRECISIONS
 
 FACTOR = 8
 KS = [1, 2, 7, 64, 256, 997, 1024, 4096, 8192]   # the study's K, and the small ones
@@ -60,7 +60,7 @@ def products(request):
 
 
 def margin(p, name, precision="fp32"):
-    return elementwise(p[name], p["ref"], p["r"], p["K"], FACTOR, precision).margin
+    return elementwise(p[name], p["ref"], p["r"], p["K"], FACTOR, PRECISIONS[precision]).margin
 
 
 @pytest.mark.parametrize("name", ["fp32 sequential", "fp32 blocked (BLAS)"])
@@ -76,7 +76,7 @@ def test_tf32_arithmetic_fails_fp32s_bound_by_2x_at_every_k(products, name):
 
 @pytest.mark.parametrize("name", ["tf32 to nearest", "tf32 truncated"])
 def test_tf32_arithmetic_passes_its_own_bound_with_a_margin_of_2(products, name):
-    result = elementwise(products[name], products["ref"], products["r"], products["K"], FACTOR, "tf32")
+    result = elementwise(products[name], products["ref"], products["r"], products["K"], FACTOR, PRECISIONS["tf32"])
     assert result.ok and result.margin <= 0.5 and result.base_margin >= 2
 
 
@@ -99,7 +99,7 @@ def test_the_derivations_numbers():
 
 def test_bound_per_precision():
     assert bound(4096, 8) == pytest.approx(8 * 2**-23 * 64)
-    assert bound(4096, 8, "tf32") == pytest.approx(8 * (2**-9 + 2**-23 * 64))
+    assert bound(4096, 8, PRECISIONS["tf32"]) == pytest.approx(8 * (2**-9 + 2**-23 * 64))
 
 
 def test_scale_is_the_root_sum_square_of_products():
@@ -268,9 +268,9 @@ def test_bf16_rounding_is_to_nearest_even_on_the_bits():
 
 def test_the_same_seed_gives_the_same_bf16_bits():
     a, _ = data.make_inputs(Shape(33, 17, 65), 5)
-    first = data.operands(a, a, "bf16")[0]
-    assert first.dtype == np.uint16 and np.array_equal(first, data.operands(a.copy(), a, "bf16")[0])
-    assert data.operands(a, a, "tf32")[0] is a   # TF32 rounds in the kernel: its operands are the inputs
+    first = data.operands(a, a, PRECISIONS["bf16"])[0]
+    assert first.dtype == np.uint16 and np.array_equal(first, data.operands(a.copy(), a, PRECISIONS["bf16"])[0])
+    assert data.operands(a, a, PRECISIONS["tf32"])[0] is a   # TF32 rounds in the kernel: its operands are the inputs
 
 
 def tensor_core_sums(a, b, group=16, extra_bits=3):
@@ -297,16 +297,16 @@ def test_bf16_bound_holds_tensor_core_sums_and_rejects_unrounded_inputs_and_bf16
     BF16's eps_bias K. The unrounded inputs' product and sums kept in BF16 are far over BF16's bound."""
     a, b = (data.round_to_bf16(x) for x in data.make_inputs(Shape(SIDE, SIDE, K), K))
     ref, r = data.reference(a, b)
-    limit = bound(K, FACTOR, "bf16")
+    limit = bound(K, FACTOR, PRECISIONS["bf16"])
     assert limit == pytest.approx(FACTOR * EPS32 * (math.sqrt(K) + K / 16))
     cut = tensor_core_sums(a, b)
-    margin = elementwise(cut, ref, r, K, FACTOR, "bf16").margin
+    margin = elementwise(cut, ref, r, K, FACTOR, PRECISIONS["bf16"]).margin
     assert margin < 0.15, margin
     if K == 8192:
-        assert elementwise(cut, ref, r, K, FACTOR, "fp32").margin > 0.5
+        assert elementwise(cut, ref, r, K, FACTOR, PRECISIONS["fp32"]).margin > 0.5
     unrounded = sequential_fp32(*data.make_inputs(Shape(SIDE, SIDE, K), K))
-    assert elementwise(unrounded, ref, r, K, FACTOR, "bf16").margin > 4
+    assert elementwise(unrounded, ref, r, K, FACTOR, PRECISIONS["bf16"]).margin > 4
     bf16_sums = np.zeros_like(ref, dtype=np.float32)
     for k in range(K):
         bf16_sums = data.round_to_bf16((bf16_sums + np.outer(a[:, k], b[k])).astype(np.float32))
-    assert elementwise(bf16_sums, ref, r, K, FACTOR, "bf16").margin > 20
+    assert elementwise(bf16_sums, ref, r, K, FACTOR, PRECISIONS["bf16"]).margin > 20

@@ -71,7 +71,7 @@ def load_library(name: str = "cublas") -> tuple[ctypes.CDLL, str]:
 class Cublas:
     """A cuBLAS handle on the current context, in one precision's math mode; row-major C = A @ B."""
 
-    def __init__(self, precision: str = precisions.BASE.id):
+    def __init__(self, precision: precisions.Precision = precisions.BASE):
         self.lib, self.path = load_library()
         self.lib.cublasSgemm_v2.argtypes = [
             ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int,
@@ -85,10 +85,10 @@ class Cublas:
             ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int,
             ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
             ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int]
-        self.data_type = precisions.get(precision).cublas.data_type
+        self.data_type = precision.cublas.data_type
         self.handle = ctypes.c_void_p()
         self._check(self.lib.cublasCreate_v2(ctypes.byref(self.handle)), "cublasCreate")
-        self._check(self.lib.cublasSetMathMode(self.handle, precisions.get(precision).cublas.math_mode),
+        self._check(self.lib.cublasSetMathMode(self.handle, precision.cublas.math_mode),
                     "cublasSetMathMode")
         version = ctypes.c_int()
         self._check(self.lib.cublasGetVersion_v2(self.handle, ctypes.byref(version)), "cublasGetVersion")
@@ -141,10 +141,10 @@ class Cublas:
         return False
 
 
-def open_reference(precision: str, gpu):
+def open_reference(precision: precisions.Precision, gpu):
     """The library call a precision's reference variant makes, on the session's context: cuBLAS, or cuBLASLt
     where the precision's row names FAST_ACCUM (FP8). Both have gemm(M, N, K, a, b, c), version and close()."""
-    if precisions.get(precision).cublas.library == "cuBLASLt":
+    if precision.cublas.library == "cuBLASLt":
         return CublasLt(precision, gpu)
     return Cublas(precision)
 
@@ -176,8 +176,8 @@ class CublasLt:
 
     WORKSPACE = 32 << 20
 
-    def __init__(self, precision: str, gpu):
-        row = precisions.get(precision).cublas
+    def __init__(self, precision: precisions.Precision, gpu):
+        row = precision.cublas
         self.lib, self.path = load_library("cublasLt")
         self.gpu, self.data_type, self.fast_accum = gpu, row.data_type, row.fast_accum
         self.lib.cublasLtGetVersion.restype = ctypes.c_size_t

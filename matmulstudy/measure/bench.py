@@ -66,7 +66,7 @@ def _rows(variant: Variant, shape: Shape, seed: int, dtype: str, times_ms: list[
     if per_sample and result.ok:
         columns.update(per_sample)
     meta = {"variant": variant.id, "dtype": dtype, "backend": variant.backend,
-            "precision": "int32" if dtype == "int32" else variant.precision, "M": shape.M,
+            "precision": "int32" if dtype == "int32" else variant.precision.id, "M": shape.M,
             "N": shape.N, "K": shape.K, "seed": seed, "verified": result.ok, "check": result.method,
             # 'tolerance': the bound's coefficient at this K (the column's name since the first studies)
             "max_error": result.max_error, "tolerance": result.bound, "margin": result.margin,
@@ -85,7 +85,7 @@ def failure_rows(variant: Variant, shape: Shape, seed: int, dtype: str, failure:
     return pd.DataFrame([{"variant": variant.id, "dtype": dtype, "M": shape.M, "N": shape.N, "K": shape.K,
                           "seed": seed, "sample": 0, "time_ms": float("nan"), "gflops": float("nan"),
                           "verified": False, "backend": variant.backend,
-                          "precision": "int32" if dtype == "int32" else variant.precision, "check": "none",
+                          "precision": "int32" if dtype == "int32" else variant.precision.id, "check": "none",
                           "failure": failure}])
 
 
@@ -96,7 +96,7 @@ class Verifier:
     HostReference (every element, on the CPU), or None (Freivalds' method).
     """
 
-    def __init__(self, reference, a, b, seed: int, checking: Checking, precision: str):
+    def __init__(self, reference, a, b, seed: int, checking: Checking, precision: precisions.Precision):
         self.reference, self.a, self.b = reference, a, b
         self.seed, self.checking, self.precision = seed, checking, precision
         self.on_device = reference is not None and not isinstance(reference, HostReference)
@@ -170,7 +170,7 @@ def _measure_gpu(variant, shape, a, b, verifier, binary, harness, timing, sessio
     with contextlib.ExitStack() as stack:
         gpu = session or stack.enter_context(GpuSession())
         timer = Timer.for_session(gpu, harness)
-        operand_bytes = precisions.get(variant.precision).operand_bytes if a.dtype == np.float32 else a.itemsize
+        operand_bytes = variant.precision.operand_bytes if a.dtype == np.float32 else a.itemsize
         if verifier.on_device:   # the reference's own copies of A and B, as the variant reads them
             origin = verifier.reference.operands
         else:
@@ -227,7 +227,7 @@ def gpu_launch(gpu, variant, binary, shape, d_a, d_b, d_c):
         extra.update(grid=f"{grid[0]}x{grid[1]}", block=f"{block[0]}x{block[1]}")
         return launcher(gpu, binary, variant, M, N, K, d_a, d_b, d_c), extra
     blas = gpu.kept(("cuBLAS", variant.precision), lambda: open_reference(variant.precision, gpu))
-    extra["library"] = f"{precisions.get(variant.precision).cublas.library} {blas.version}"
+    extra["library"] = f"{variant.precision.cublas.library} {blas.version}"
     return (lambda: blas.gemm(M, N, K, d_a, d_b, d_c)), extra
 
 
@@ -334,13 +334,13 @@ def measure(variant: Variant, shape: Shape, seed: int, a: np.ndarray, b: np.ndar
     dtype = str(a.dtype)
     if dtype not in variant.dtypes:
         raise StudyError(f"{variant.id} does not run {dtype} (its dtypes: {list(variant.dtypes)})")
-    precision = precisions.get(variant.precision)
+    precision = variant.precision
     if precision.rounds_inputs and isinstance(reference, HostReference):
         raise StudyError(f"{variant.id}: a {precision.label} result is checked against the product of its rounded "
                          "inputs, which a CPU reference file is not; check it on the GPU (check: gpu)")
     if reference is None:   # Freivalds' check multiplies A and B itself, as the kernels read them (a
-        a, b = data.rounded(a, b, variant.precision)   # DeviceReference rounds its own); only past full checks
-    verifier = Verifier(reference, a, b, seed, checking, variant.precision)
+        a, b = data.rounded(a, b, precision)   # DeviceReference rounds its own); only past full checks
+    verifier = Verifier(reference, a, b, seed, checking, precision)
     if variant.is_gpu:
         times, result, extra, per_sample = _measure_gpu(variant, shape, a, b, verifier, binary, harness, timing,
                                                         session, pooled)

@@ -114,26 +114,24 @@ def e4m3_values(code: np.ndarray) -> np.ndarray:
 NARROW = {"bfloat16": (round_to_bf16, bf16_bits), "float8_e4m3": (round_to_e4m3, e4m3_bits)}
 
 
-def rounded(a: np.ndarray, b: np.ndarray, precision: str) -> tuple[np.ndarray, np.ndarray]:
+def rounded(a: np.ndarray, b: np.ndarray, precision: precisions.Precision) -> tuple[np.ndarray, np.ndarray]:
     """A and B as `precision`'s kernels multiply them and its reference is computed from: rounded to BF16 or
     e4m3 (as float32 arrays holding such values) where its kernels read those, else as given. Both keep their
     M x K and K x N shapes (`b_transposed` is how the kernels store B, not what it is)."""
-    p = precisions.get(precision)
-    if not p.rounds_inputs:
+    if not precision.rounds_inputs:
         return a, b
-    rounding = NARROW[p.inputs][0]
+    rounding = NARROW[precision.inputs][0]
     return rounding(a), rounding(b)
 
 
-def operands(a: np.ndarray, b: np.ndarray, precision: str) -> tuple[np.ndarray, np.ndarray]:
+def operands(a: np.ndarray, b: np.ndarray, precision: precisions.Precision) -> tuple[np.ndarray, np.ndarray]:
     """A and B as a variant of `precision` reads them: as given, their 16-bit BF16 values, or their e4m3 bytes
     (rounded; B's as N x K where the precision stores it so)."""
-    p = precisions.get(precision)
-    if not p.rounds_inputs or a.dtype != np.float32:
+    if not precision.rounds_inputs or a.dtype != np.float32:
         return a, b
-    rounding, bits = NARROW[p.inputs]
+    rounding, bits = NARROW[precision.inputs]
     ra, rb = rounding(a), rounding(b)
-    return bits(ra), np.ascontiguousarray(bits(rb).T) if p.b_transposed else bits(rb)
+    return bits(ra), np.ascontiguousarray(bits(rb).T) if precision.b_transposed else bits(rb)
 
 
 def save_inputs(shape: Shape, seed: int, a_path: Path, b_path: Path, dtype: str = "float32") -> None:

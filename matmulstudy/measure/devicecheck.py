@@ -63,9 +63,10 @@ class DeviceReference:
     precision stores it so): a GPU variant is launched on these very buffers.
     """
 
-    def __init__(self, gpu, harness, a: np.ndarray, b: np.ndarray, precision: str = precisions.BASE.id):
+    def __init__(self, gpu, harness, a: np.ndarray, b: np.ndarray,
+                 precision: precisions.Precision = precisions.BASE):
         start = time.perf_counter()
-        self.gpu, self.precision = gpu, precisions.get(precision)
+        self.gpu, self.precision = gpu, precision
         M, K = a.shape
         N = b.shape[1]
         self.shape = Shape(M, N, K)
@@ -106,7 +107,7 @@ class DeviceReference:
         self.d_ref, self.d_scale = gpu.empty(8 * M * N), gpu.empty(8 * M * N)
         self._counters = gpu.empty(4 * 8)
         self._d_c = None   # a device copy of a host result (CPU variants), made on demand
-        blas = gpu.kept("reference cuBLAS", lambda: Cublas(precisions.BASE.id))   # native FP32 and FP64 math
+        blas = gpu.kept("reference cuBLAS", lambda: Cublas(precisions.BASE))   # native FP32 and FP64 math
         for square, out in ((0, self.d_ref), (1, self.d_scale)):
             self._widen.prepared_call(_grid(M * K), (THREADS, 1, 1), self.d_a, int(self.exact), a64,
                                       np.uint64(M * K), square)
@@ -118,7 +119,7 @@ class DeviceReference:
         gpu.synchronize()
         self.seconds = time.perf_counter() - start   # building the reference
 
-    def verify(self, d_c, tolerance: float, precision: str) -> Verification:
+    def verify(self, d_c, tolerance: float, precision: precisions.Precision) -> Verification:
         """Check a result on the device (d_c: M x N elements of the input's type) against bound (1)."""
         gpu, (M, N, K) = self.gpu, self.shape
         held = bounds(K, tolerance, precision, self.exact)
@@ -132,7 +133,7 @@ class DeviceReference:
         return Verification(ok=bool(bad == 0), method="full", max_error=max_err, bad=int(bad), unwritten=int(unwritten),
                             nan=int(nan), **held)
 
-    def verify_host(self, c: np.ndarray, tolerance: float, precision: str) -> Verification:
+    def verify_host(self, c: np.ndarray, tolerance: float, precision: precisions.Precision) -> Verification:
         """Check a result computed on the host (a CPU variant): copied to the device first."""
         if self._d_c is None:
             self._d_c = self.gpu.empty(c.nbytes)
@@ -161,8 +162,8 @@ class References:
         self.gpu, self.harness, self.a, self.b = gpu, harness, a, b
         self._made = {}
 
-    def __getitem__(self, precision: str) -> DeviceReference:
-        key = precisions.get(precision).inputs
+    def __getitem__(self, precision: precisions.Precision) -> DeviceReference:
+        key = precision.inputs
         if key not in self._made:
             self._made[key] = DeviceReference(self.gpu, self.harness, self.a, self.b, precision)
         return self._made[key]

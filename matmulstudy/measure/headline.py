@@ -59,24 +59,24 @@ def stands_for(later, earlier, size: int, sms: int | None) -> bool:
 
 
 def best_steps(medians: dict, registry: Registry, size: int, dtype: str = "float32",
-               sms: int | None = None) -> dict[str, tuple]:
+               sms: int | None = None) -> dict[precisions.Precision, tuple]:
     """{precision: (best step, [steps within TIE of it, in the registry's order,] reference)}: per precision
     whose reference was measured at size^3, the GPU step of that precision with the highest timed median GFLOP/s
     there, and those within TIE of it, less any step a later one of them stands for (`stands_for`).
     `medians`: {(variant, dtype, shape tag): ms}."""
     tag, out = f"{size}x{size}x{size}", {}
     for p in precisions.TABLE:
-        reference = registry.reference(p.id)
+        reference = registry.reference(p)
         if reference is None or (reference.id, dtype, tag) not in medians:
             continue
-        timed = [(medians[v.id, dtype, tag], v.id) for v in registry.steps(precision=p.id)
+        timed = [(medians[v.id, dtype, tag], v.id) for v in registry.steps(precision=p)
                  if v.is_gpu and (v.id, dtype, tag) in medians]
         if timed:
             fastest, best = min(timed)
             close = [vid for ms, vid in timed if vid != best and ms <= fastest * (1 + TIE)]
             steps = [registry[vid] for vid in (best, *close)]
             kept = [v.id for v in steps if not any(stands_for(w, v, size, sms) for w in steps)]
-            out[p.id] = (*kept, reference.id)
+            out[p] = (*kept, reference.id)
     return out
 
 
@@ -137,7 +137,7 @@ def measure(gpu, harness, problem: energy.Problem, contenders: dict, rounds: int
                                                  window_s, checking)
                     rows.append({"regime": "sustained", "position": position, **_sustained_row(row)})
                 for row, vid in zip(rows[-2 * len(sides):], first_second * 2):
-                    row.update(precision=precision, round=round_no, variant=vid,
+                    row.update(precision=precision.id, round=round_no, variant=vid,
                                role="reference" if vid == sides[-1] else "step",
                                dtype=problem.dtype, M=M, N=N, K=K, seed=problem.seed)
                     if log is not None:

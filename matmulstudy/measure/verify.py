@@ -91,11 +91,10 @@ TINY = float(np.finfo(np.float32).tiny)    # floor of r where a row of A is all 
 _ROWS = 512                                # rows per chunk: bounded memory at 16k
 
 
-def bound(K: int, tolerance: float, precision: str = precisions.BASE.id) -> float:
+def bound(K: int, tolerance: float, precision: precisions.Precision = precisions.BASE) -> float:
     """Bound (1)'s coefficient, tau * (eps_in + eps_acc sqrt(K) + eps_bias K): an element may be off by this
     times its r_ij."""
-    p = precisions.get(precision)
-    return tolerance * (p.eps_in + p.eps_acc * math.sqrt(K) + p.eps_bias * K)
+    return tolerance * (precision.eps_in + precision.eps_acc * math.sqrt(K) + precision.eps_bias * K)
 
 
 @dataclass(frozen=True)
@@ -135,11 +134,11 @@ def _ratio(error: float, bound: float) -> float:
     return error / bound
 
 
-def bounds(K: int, tolerance: float, precision: str, exact: bool) -> dict:
+def bounds(K: int, tolerance: float, precision: precisions.Precision, exact: bool) -> dict:
     """The Verification fields that say what a result was held to: its bound, and the base precision's."""
     if exact:
         return {"bound": 0.0, "base_bound": 0.0}
-    base = bound(K, tolerance, precisions.BASE.id) if precisions.get(precision).held_to_fp32 else float("nan")
+    base = bound(K, tolerance, precisions.BASE) if precision.held_to_fp32 else float("nan")
     return {"bound": bound(K, tolerance, precision), "base_bound": base}
 
 
@@ -151,7 +150,7 @@ def scale(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def elementwise(c: np.ndarray, ref: np.ndarray, r: np.ndarray, K: int, tolerance: float,
-                precision: str = precisions.BASE.id) -> Verification:
+                precision: precisions.Precision = precisions.BASE) -> Verification:
     """Compare a result with the float64 reference, element by element, on the CPU.
 
     float32: |C - R| / r against bound(K, tolerance, precision), bound (1).
@@ -185,7 +184,7 @@ FREIVALDS_LAMBDA = 8.0   # a correct row fails with probability <= 2 exp(-LAMBDA
 
 
 def freivalds(c: np.ndarray, a: np.ndarray, b: np.ndarray, tolerance: float, vectors: int,
-              seed, precision: str = precisions.BASE.id) -> Verification:
+              seed, precision: precisions.Precision = precisions.BASE) -> Verification:
     """Freivalds' check of C = A @ B in O(n^2): C x against A (B x), in float64.
 
     Only for shapes whose float64 reference does not fit in the GPU's memory

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .. import precisions
 from ..study import snapshot
 from ..study.paths import STUDY_FILES
 from ..study.registry import Registry
@@ -96,7 +97,7 @@ class Study:
         """A study without a GPU: its CPU variants only (the baselines), timed by the wall clock."""
         return not self.on_gpu(self.results).any()
 
-    def steps_only(self, df: pd.DataFrame, precision: str | None = None) -> pd.DataFrame:
+    def steps_only(self, df: pd.DataFrame, precision: precisions.Precision | None = None) -> pd.DataFrame:
         """The rows of a table that are of steps (the kernels of the progression), of one precision's
         chapters if given."""
         return df[df["variant"].isin([v.id for v in self.registry.steps(precision=precision)])]

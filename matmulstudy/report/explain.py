@@ -43,7 +43,7 @@ OUTCOMES = ("fma_pipe_pct", "issue_active_pct") + ENERGY
 
 
 def progression_table(df: pd.DataFrame, hw: pd.DataFrame, registry: Registry, size: int,
-                      precision: str = precisions.BASE.id, summary: pd.DataFrame | None = None,
+                      precision: precisions.Precision = precisions.BASE, summary: pd.DataFrame | None = None,
                       counters_at: pd.DataFrame | None = None) -> pd.DataFrame:
     """The steps of one precision's chapters (the base precision's, or another's) at `size`, with their
     facts; `df`: the samples that count; from `summary`, where it has them, the energy phase's; from
@@ -178,9 +178,9 @@ def counter_table(table: pd.DataFrame) -> list[str]:
 
 
 def markdown(table: pd.DataFrame, gpu_name: str, size: int, level: int = 1,
-             precision: str = precisions.BASE.id) -> str:
+             precision: precisions.Precision = precisions.BASE) -> str:
     """The table and the notes on slower steps; `level`: the heading's level."""
-    p, base = precisions.get(precision), precisions.BASE
+    p, base = precision, precisions.BASE
     facts = {**UNIT_FACTS[p.unit], **ENERGY_FACTS}
     cols = [c for c in facts if c in table]
     text_cols = ["sanitizer"] if "sanitizer" in table else []

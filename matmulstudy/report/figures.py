@@ -45,7 +45,7 @@ def _chapter_progression(p: precisions.Precision) -> Figure:
     """The progression of the chapters that compute in precision p, against cuBLAS in p."""
     return Figure(f"progression_{p.id}", "chapter_progression", "1. Progression", "progression_precision.rst",
                   f"the {p.adjective} chapter ({p.label} arithmetic) at the reference size, with {p.reference_name}",
-                  (p.id,))
+                  (p,))
 
 
 _EACH_ITS_OWN = [precisions.BASE.label] + [f"{p.label} for the {p.label} {p.adjective} steps" for p in precisions.others()]

@@ -150,11 +150,11 @@ def study_page(study: Study) -> str:
     lines += verification(study)
     lines += [explain.markdown(table, f["gpu"], size, level=2)]
     for p in precisions.others():   # each other precision's chapters, after their figure
-        chapter = explain.progression_table(study.counted, study.hardware, study.registry, size, precision=p.id,
+        chapter = explain.progression_table(study.counted, study.hardware, study.registry, size, precision=p,
                                             summary=study.summary, counters_at=study.counters_at)
         if len(chapter):
             lines += [f"![the {p.adjective} chapter at {size}](figures/progression_{p.id}.png)", "",
-                      explain.markdown(chapter, f["gpu"], size, level=2, precision=p.id)]
+                      explain.markdown(chapter, f["gpu"], size, level=2, precision=p)]
     lines += technique_table(study)
     lines += ["## Figures", ""]
     lines += [f"- [{f.name}](figures/{f.name}.png) ([SVG](figures/{f.name}.svg)): {f.what}"
@@ -176,7 +176,7 @@ def technique_table(study: Study) -> list[str]:
     shared = {t: cells for t, cells in by.items() if len(cells) > 1}
     if not shared:
         return []
-    order = [p.id for p in precisions.PRECISIONS.values() if any(p.id in cells for cells in shared.values())]
+    order = [p for p in precisions.TABLE if any(p in cells for cells in shared.values())]
     size = study.size
     at = at_size(study.summary, size).set_index("variant")["frac_of_cublas"]
 
@@ -189,7 +189,7 @@ def technique_table(study: Study) -> list[str]:
     return ["## One technique, several precisions", "",
             f"A row per technique that steps of more than one precision apply, the step in each precision, and its "
             f"time against that precision's cuBLAS at {size} (cuBLAS's time / the step's).", "",
-            "| technique | " + " | ".join(precisions.get(p).label for p in order) + " |",
+            "| technique | " + " | ".join(p.label for p in order) + " |",
             "| --- |" + " ---: |" * len(order),
             *(f"| {t} | " + " | ".join(cell(cells.get(p)) for p in order) + " |" for t, cells in shared.items()),
             ""]
@@ -263,7 +263,7 @@ def index_page(studies: list[Study], size: int, registry) -> str:
     studies were measured before the steps took the numbers they have now (their tables keep the old ones)."""
     # a pair of columns per precision that any of the studies measured (its reference or a step)
     measured = [p for p in precisions.TABLE
-                if any(v.precision == p.id and v.is_gpu for st in studies for v in st.registry.values())]
+                if any(v.precision == p and v.is_gpu for st in studies for v in st.registry.values())]
     head = ["GPU", "folder"] + [text for p in measured for text in (f"{p.reference_name}", f"best {p.label} step")]
     lines = ["# The study on each GPU", "",
              f"![the progression on each GPU at {size}](figures/progression_by_gpu.png)", "",
@@ -277,7 +277,7 @@ def index_page(studies: list[Study], size: int, registry) -> str:
     for st in studies:
         at = at_size(st.summary, size, verified=True)
         cells = []
-        for precision in (p.id for p in measured):
+        for precision in measured:
             reference = st.registry.reference(precision)
             ref = at.loc[at.variant == getattr(reference, "id", None), "median_gflops"]
             steps = st.steps_only(at, precision)

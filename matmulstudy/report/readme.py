@@ -121,19 +121,19 @@ def chapter_table(studies: list[Study], sizes: tuple, registry) -> list[str]:
             best = mine.loc[mine["frac_of_cublas"].idxmax()] if len(mine) else None
             cells.append(ABSENT if best is None else
                          f"{best['frac_of_cublas']:.1%} ({registry[best['variant']].number})")
-        page = ROOT / "docs" / precisions.get(chapter.precision).doc
+        page = ROOT / "docs" / chapter.precision.doc
         name = (f"[{chapter.title}](docs/{page.name}{chapter_anchor(chapter.id, steps)})" if page.exists()
                 else chapter.title)
-        lines.append(f"| {name}, {precisions.get(chapter.precision).label} | {numbers_of(steps)} | "
+        lines.append(f"| {name}, {chapter.precision.label} | {numbers_of(steps)} | "
                      + " | ".join(cells) + " |")
     # every reference the live registry has, in every column (a study that lacks one: ABSENT in its place)
-    references = [r for r in (registry.reference(p.id) for p in precisions.TABLE) if r is not None]
+    references = [r for r in (registry.reference(p) for p in precisions.TABLE) if r is not None]
     cells = []
     for st, n in cols:
         at = at_size(st.summary, n)
         rates = [at.loc[at["variant"] == r.id, "median_gflops"] for r in references]
         cells.append(" / ".join(f"{r.iloc[0] / 1e3:,.1f}" if len(r) else ABSENT for r in rates))
-    labels = " / ".join(precisions.get(r.precision).label for r in references)
+    labels = " / ".join(r.precision.label for r in references)
     return lines + [f"| cuBLAS {labels}, TFLOP/s | | " + " | ".join(cells) + " |"]
 
 
@@ -148,7 +148,7 @@ def gpu_table(registry) -> list[str]:
             runs = [v for v in registry.steps(c.id) if not v.unsupported(arch)]
             cells.append(numbers_of(runs) if runs else "none")
         refs = [p.label for p in precisions.TABLE
-                if (r := registry.reference(p.id)) is not None and not r.unsupported(arch)]
+                if (r := registry.reference(p)) is not None and not r.unsupported(arch)]
         lines.append(f"| {gpus} ({arch}) | " + " | ".join(cells) + f" | {', '.join(refs)} |")
     return lines
 

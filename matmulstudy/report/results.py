@@ -317,8 +317,8 @@ def fraction_of_cublas(summ: pd.DataFrame, registry: Registry) -> pd.Series:
     FP32 for every row."""
     precision = summ["precision"].fillna(precisions.BASE.id)
     ref = pd.Series(float("nan"), index=summ.index)
-    for p in precision.unique():
-        reference = registry.reference(p)
+    for p in precision.unique():   # the column's ids (int32 rows: "int32", no precision's, no reference)
+        reference = registry.reference(precisions.PRECISIONS[p]) if p in precisions.PRECISIONS else None
         mine = precision.eq(p) & summ["dtype"].eq("float32")
         by_shape = summ[summ["variant"].eq(getattr(reference, "id", None)) & mine].set_index(["M", "N", "K"])[
             "median_gflops"]

@@ -46,7 +46,7 @@ def page_name(variant) -> str:
     return f"{number}_{variant.id}.md" if number else f"{variant.id}.md"
 
 
-def in_order(study: Study, precision: str | None = None) -> list:
+def in_order(study: Study, precision: precisions.Precision | None = None) -> list:
     """The study's steps (of one precision), chapter by chapter: the progression's order."""
     chapters = list(study.registry.chapters)
     return sorted(study.registry.steps(precision=precision), key=lambda v: chapters.index(v.chapter))
@@ -268,8 +268,8 @@ def code_section(study: Study, variant, before) -> list[str]:
 def effect_section(study: Study, variant, table: pd.DataFrame, slower: list[str], before) -> list[str]:
     """The step's effect at the progression's size (`table`: its precision's progression_table, `slower`: its
     slower_steps), its named counters, and every shape."""
-    p = precisions.get(variant.precision)
-    reference = study.registry.reference(variant.precision)
+    p = variant.precision
+    reference = study.registry.reference(p)
     size = study.size
     lines = [f"## Its effect at {size}×{size}×{size}", ""]
     rows = table.set_index("variant") if len(table) else table
@@ -346,10 +346,10 @@ def _renumbered(was: tuple) -> str:
 def step_pages(study: Study) -> dict[str, str]:
     """{file name under steps/: page} for every step the study timed, in the progression's order."""
     steps = timed_in_order(study)
-    tables = {p.id: explain.progression_table(study.counted, study.hardware, study.registry, study.size,
-                                              precision=p.id, summary=study.summary, counters_at=study.counters_at)
+    tables = {p: explain.progression_table(study.counted, study.hardware, study.registry, study.size,
+                                           precision=p, summary=study.summary, counters_at=study.counters_at)
               for p in precisions.TABLE}
-    slower = {p.id: explain.slower_steps(tables[p.id], p.unit) for p in precisions.TABLE}
+    slower = {p: explain.slower_steps(tables[p], p.unit) for p in precisions.TABLE}
     pages = {}
     for i, variant in enumerate(steps):
         before = step_before(study, variant)

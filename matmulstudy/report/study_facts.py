@@ -60,7 +60,7 @@ def facts(study: Study) -> dict:
     r, s = study.results, study.summary
     gpu_rows = r[study.on_gpu(r)]
     cuda = r[r["variant"].map(lambda v: study.registry[v].backend == "cuda")]
-    reference = study.registry.reference(precisions.BASE.id)
+    reference = study.registry.reference()
     throttled = throttled_rows(s)
     checks = r.drop(failed_runs(r).index).drop_duplicates(["dtype", "variant", "M", "N", "K", "seed"])
     return {
@@ -159,7 +159,7 @@ def harness_checks(study: Study) -> list[str]:
                      f"(largest: {_title(study, worst['variant'])}; [hardware.csv](hardware.csv))"
                      f"{taken_on(study, ncu, 'ncu_gpu_uuid')}.")
     cross = study.optional("crosscheck.csv")
-    reference = study.registry.reference(precisions.BASE.id)
+    reference = study.registry.reference()
     if cross is not None and reference is not None:
         s = study.summary
         for row in cross[(cross.library == "cupy") & (cross.precision == precisions.BASE.id)].itertuples():

@@ -95,13 +95,14 @@ def _parse_entry(i: int, raw: dict, kernels_dir: Path, chapters: dict, check_fil
     dtypes = tuple(raw.get("dtypes") or ("float32",))
     if not set(dtypes) <= set(DTYPES) or "float32" not in dtypes:
         raise StudyError(f"{where}: dtypes {list(dtypes)} must include float32 and be among {list(DTYPES)}")
-    precision = raw.get("precision", chapters[chapter].precision if chapter else precisions.BASE.id)
+    own = chapters[chapter].precision if chapter else precisions.BASE
+    precision = precisions.PRECISIONS.get(raw.get("precision", own.id))
     cpu = [p.id for p in precisions.TABLE if p.cpu]
-    if precision not in precisions.PRECISIONS or (precision not in cpu and backend not in GPU_BACKENDS):
-        raise StudyError(f"{where}: precision '{precision}' is not allowed; expected one of "
+    if precision is None or (not precision.cpu and backend not in GPU_BACKENDS):
+        raise StudyError(f"{where}: precision '{raw.get('precision')}' is not allowed; expected one of "
                          f"{list(precisions.PRECISIONS)} (anything but {', '.join(cpu)} only on the GPU)")
-    if chapter and precision != chapters[chapter].precision:
-        raise StudyError(f"{where}: precision {precision} differs from its chapter's ({chapters[chapter].precision})")
+    if chapter and precision != own:
+        raise StudyError(f"{where}: precision {precision.id} differs from its chapter's ({own.id})")
     defines = dict(raw.get("defines") or {})
     for name in defines:
         if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_]\w*", name):
@@ -269,10 +270,10 @@ def _parse_chapters(raw: list, where: str) -> dict[str, Chapter]:
         if not isinstance(entry, dict) or set(entry) - _CHAPTER_KEYS or not entry.get("id") or not entry.get("title"):
             raise StudyError(f"{where}: a chapter is {{id, title, precision}} (precision {precisions.BASE.id} "
                              "unless given)")
-        chapter = Chapter(entry["id"], entry["title"], entry.get("precision", precisions.BASE.id))
-        if chapter.precision not in precisions.PRECISIONS or chapter.id in chapters:
-            raise StudyError(f"{where}: chapter '{chapter.id}' repeats or has an unknown precision")
-        chapters[chapter.id] = chapter
+        precision = precisions.PRECISIONS.get(entry.get("precision", precisions.BASE.id))
+        if precision is None or entry["id"] in chapters:
+            raise StudyError(f"{where}: chapter '{entry['id']}' repeats or has an unknown precision")
+        chapters[entry["id"]] = Chapter(entry["id"], entry["title"], precision)
     return chapters
 
 
@@ -297,7 +298,7 @@ class Registry(Mapping):
             if v.id in variants:
                 raise StudyError(f"{where}: variant id '{v.id}' appears twice")
             variants[v.id] = v
-        references = [v.precision for v in variants.values() if v.role == "reference"]
+        references = [v.precision.id for v in variants.values() if v.role == "reference"]
         if len(references) != len(set(references)):
             raise StudyError(f"{where}: more than one reference for one precision ({references})")
         return cls(chapters, variants, raw)
@@ -311,7 +312,7 @@ class Registry(Mapping):
     def __len__(self) -> int:
         return len(self._variants)
 
-    def steps(self, chapter: str | None = None, precision: str | None = None) -> list[Variant]:
+    def steps(self, chapter: str | None = None, precision: precisions.Precision | None = None) -> list[Variant]:
         """The steps (of one chapter, of one precision's chapters), in order."""
         return [v for v in self.values()
                 if v.is_step and chapter in (None, v.chapter) and precision in (None, v.precision)]
@@ -335,7 +336,7 @@ class Registry(Mapping):
                       v.order) for vid, v in self.items()}
         return {vid: i for i, vid in enumerate(sorted(rank, key=rank.get))}
 
-    def reference(self, precision: str = precisions.BASE.id) -> Variant | None:
+    def reference(self, precision: precisions.Precision = precisions.BASE) -> Variant | None:
         """The variant every step of this precision is measured against, if the registry names one."""
         return next((v for v in self.values() if v.role == "reference" and v.precision == precision), None)
 

@@ -44,7 +44,7 @@ class Search:
 class Chapter:
     id: str
     title: str
-    precision: str = precisions.BASE.id
+    precision: precisions.Precision = precisions.BASE
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ class Variant:
     grid_expr: tuple = ()   # a grid of the kernel's own: expressions of grid_names()
     ratio_expr: str | None = None
     dtypes: tuple = ("float32",)
-    precision: str = precisions.BASE.id
+    precision: precisions.Precision = precisions.BASE
     role: str = "step"
     chapter: str | None = None
     max_size: int | None = None
@@ -145,12 +145,12 @@ class Variant:
     @property
     def operand_element(self) -> Element:
         """The element type of A and B as its kernels read them (its precision's)."""
-        return precisions.get(self.precision).element
+        return self.precision.element
 
     @property
     def b_transposed(self) -> bool:
         """Whether its kernels read B stored N x K (K-major: FP8's), not K x N (its precision's `b_transposed`)."""
-        return precisions.get(self.precision).b_transposed
+        return self.precision.b_transposed
 
     @property
     def flop_per_byte(self) -> float | None:

@@ -129,7 +129,7 @@ def run(variant_ids: list[str], check_shapes: list[Shape], time_shapes: list[Sha
         ref = registry.reference(precision)
         if ref is not None and ref.id in set(df["variant"]):   # within each round: neighbours in time
             base = df[(df.variant == ref.id) & df["timed"]].set_index(["shape", "round"])["gflops"]
-            mine = df["variant"].map(precision_of).eq(precision)
+            mine = df["variant"].map(lambda vid: precision_of[vid] == precision)
             keys = pd.MultiIndex.from_frame(df.loc[mine, ["shape", "round"]])
             df.loc[mine, "of_reference"] = df.loc[mine, "gflops"].to_numpy() / base.reindex(keys).to_numpy()
     return df

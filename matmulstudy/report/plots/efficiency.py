@@ -83,9 +83,9 @@ def roofline(study: Study, stem: Path) -> list[Path]:
         return placeholder("no GPU in this study: no peak or bandwidth to draw a roof with", stem)
     sns.set_theme(style="whitegrid", context="notebook")
     gpu, size = study.gpu, study.size
-    panels = [(p.id, points) for p in precisions.TABLE if gpu.get(p.peak_key)
-              and (points := _roofline_points(study, p.id))
-              and (p.is_base or study.steps_only(study.summary, p.id).size)]
+    panels = [(p, points) for p in precisions.TABLE if gpu.get(p.peak_key)
+              and (points := _roofline_points(study, p))
+              and (p.is_base or study.steps_only(study.summary, p).size)]
     fig, axes = plt.subplots(len(panels), 1, figsize=(13, 7.5 * len(panels)), squeeze=False)
     labels = [_roofline_panel(ax, study, precision, points) for ax, (precision, points) in zip(axes[:, 0], panels)]
     fig.suptitle(f"Roofline at {size}×{size}×{size}, float32 inputs, on {gpu['gpu_name']}", fontsize=12)
@@ -95,7 +95,7 @@ def roofline(study: Study, stem: Path) -> list[Path]:
     return save(fig, stem)
 
 
-def _roofline_points(study: Study, precision: str) -> list:
+def _roofline_points(study: Study, precision: precisions.Precision) -> list:
     """(variant, GFLOP/s, model intensity, measured intensity) of the study's GPU variants of one precision."""
     at = at_size(study.summary, study.size, verified=True)
     hw = study.hardware[study.hardware["dtype"] == "float32"].set_index("variant")
@@ -113,13 +113,12 @@ def _roofline_points(study: Study, precision: str) -> list:
     return points
 
 
-def _roofline_panel(ax, study: Study, precision: str, points: list) -> tuple[list, list]:
+def _roofline_panel(ax, study: Study, precision: precisions.Precision, points: list) -> tuple[list, list]:
     """One precision's roof (its peak, the measured copy bandwidth) and its variants' points; returns the labels
     to place once the figure is laid out (x, y, text), and the hollow points they keep clear of (x, y)."""
     gpu, pal = study.gpu, palette(study.registry)
-    p = precisions.get(precision)
-    name = p.roof
-    peak, bw = gpu.get(p.peak_key), gpu.get("copy_bandwidth_gbs")
+    name = precision.roof
+    peak, bw = gpu.get(precision.peak_key), gpu.get("copy_bandwidth_gbs")
     xs = [x for p in points for x in p[2:] if x] or [1.0]
     ys = [p[1] for p in points] or [1.0]
     ridge = peak / bw if peak and bw else None
@@ -159,7 +158,7 @@ def _roofline_panel(ax, study: Study, precision: str, points: list) -> tuple[lis
     plain_log_ticks(ax.yaxis)
     ax.set_xlabel("arithmetic intensity, flop per byte (log scale)")
     ax.set_ylabel("GFLOP/s (median), log scale")
-    ax.set_title(p.arithmetic, fontsize=11)
+    ax.set_title(precision.arithmetic, fontsize=11)
     ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
     if above:
         ax.annotate("Above the roof by the seed's model (hollow):\n" + "\n".join(f"  {t}" for t in above)
@@ -181,7 +180,7 @@ def best_by_size_table(study: Study) -> pd.DataFrame:
         mine = s[s["variant"].isin([v.id for v in registry.steps(chapter.id)])]
         for (M, N, K), g in mine.groupby(["M", "N", "K"]):
             best = g.loc[g["frac_of_cublas"].idxmax()]
-            rows.append({"chapter": chapter.title, "precision": chapter.precision, "shape": shape_label(M, N, K),
+            rows.append({"chapter": chapter.title, "precision": chapter.precision.id, "shape": shape_label(M, N, K),
                          "M": M, "N": N, "K": K, "flop": 2.0 * M * N * K, "variant": best["variant"],
                          "frac_of_cublas": best["frac_of_cublas"]})
     columns = ["chapter", "precision", "shape", "M", "N", "K", "flop", "variant", "frac_of_cublas"]
@@ -199,11 +198,12 @@ def best_by_size(study: Study, stem: Path) -> list[Path]:
     x = {shape: i for i, shape in enumerate(shapes)}
     chapters = list(dict.fromkeys(table["chapter"]))
     colours = dict(zip(chapters, sns.color_palette("Dark2", len(chapters))))
+    precision_of = {c.title: c.precision for c in study.registry.chapters.values()}
     fig, ax = plt.subplots(figsize=(max(9.0, 1.2 * len(shapes) + 4), 6.2))
     points = []   # (x, y, number, colour): the step numbers, laid out once the axes are scaled
     for chapter in chapters:
         mine = table[table["chapter"] == chapter].assign(at=lambda d: d["shape"].map(x)).sort_values("at")
-        label = precisions.chapter_name(chapter, mine["precision"].iloc[0])
+        label = precisions.chapter_name(chapter, precision_of[chapter])
         ax.plot(mine["at"], mine["frac_of_cublas"] * 100, marker="o", color=colours[chapter], label=label)
         points += [(r.at, r.frac_of_cublas * 100, study.registry[r.variant].number, colours[chapter])
                    for r in mine.itertuples()]

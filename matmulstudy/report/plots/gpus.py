@@ -30,7 +30,7 @@ def by_gpu(studies: list[Study], size: int, stem: Path) -> list[Path]:
     names = [study.gpu["gpu_name"] for study in studies]
     gpus = [f"{n} ({st.label})" if names.count(n) > 1 else n for n, st in zip(names, studies)]
     colours = dict(zip(gpus, sns.color_palette("Set2", len(gpus))))
-    columns = [c for c in (_by_gpu_column(studies, gpus, size, p.id) for p in precisions.TABLE) if c is not None]
+    columns = [c for c in (_by_gpu_column(studies, gpus, size, p) for p in precisions.TABLE) if c is not None]
     widths = [len(order) for _, order, _, _ in columns]
     # the precisions' pairs stacked, each as wide as the page: side by side, 50 bars made a strip 8,000 pixels
     # wide whose words were a pixel or two high at the README's width
@@ -65,10 +65,9 @@ def by_gpu(studies: list[Study], size: int, stem: Path) -> list[Path]:
             mark_chapters(ax, chapters, top=ax is top)
             if ax.get_legend() is not None:
                 ax.get_legend().remove()
-        p = precisions.get(precision)
-        top.set_title(f"{p.arithmetic}, against {p.reference_name}", fontsize=11)
+        top.set_title(f"{precision.arithmetic}, against {precision.reference_name}", fontsize=11)
         top.set_ylabel("GFLOP/s (median)")
-        bottom.set_ylabel(f"fraction of this GPU's\n{p.reference_name}")
+        bottom.set_ylabel(f"fraction of this GPU's\n{precision.reference_name}")
         top.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}"))
         bottom.axhline(1.0, color="black", linestyle="--", linewidth=1)
         bottom.yaxis.set_major_formatter(matplotlib.ticker.PercentFormatter(1.0))
@@ -82,7 +81,7 @@ def by_gpu(studies: list[Study], size: int, stem: Path) -> list[Path]:
     return save(fig, stem)
 
 
-def _by_gpu_column(studies: list[Study], gpus: list[str], size: int, precision: str):
+def _by_gpu_column(studies: list[Study], gpus: list[str], size: int, precision: precisions.Precision):
     """One precision's bars for by_gpu: (the rows, the bars' titles in order, each bar's chapter title,
     the precision), or None where no study has a step in it. The fractions are of the study's own reference
     of that precision (a study measured before the tensor-core chapter has the fractions of every step of

@@ -16,7 +16,8 @@ from ..results import at_size, failure_kind, slower_beyond_spread
 from .style import IQR, mark_chapters, palette, placeholder, save, titles
 
 
-def progression(study: Study, stem: Path, dtype: str = "float32", precision: str = precisions.BASE.id) -> list[Path]:
+def progression(study: Study, stem: Path, dtype: str = "float32",
+                precision: precisions.Precision = precisions.BASE) -> list[Path]:
     """The optimisation progression at the study's size: a bar per step of the chapters of one precision
     (the base one's, or a tensor-core precision's), in order.
 
@@ -53,9 +54,8 @@ def progression(study: Study, stem: Path, dtype: str = "float32", precision: str
     ref = at[(at["variant"] == getattr(reference, "id", None)) & at["verified"]]["gflops"]
     if dtype == "float32" and not ref.empty:
         lines.append((ref.median(), f"{reference.title}: {ref.median():,.0f}", "black", "--"))
-    p = precisions.get(precision)
-    if dtype == "float32" and gpu.get(p.peak_key):
-        lines.append((gpu[p.peak_key], p.peak_label(gpu), "grey", ":"))
+    if dtype == "float32" and gpu.get(precision.peak_key):
+        lines.append((gpu[precision.peak_key], precision.peak_label(gpu), "grey", ":"))
     top = max([upper.max() if not upper.empty else 0] + [v for v, *_ in lines])
     previous = None
     for i, title in enumerate(order):
@@ -107,7 +107,7 @@ def progression(study: Study, stem: Path, dtype: str = "float32", precision: str
         ax.set_title(f"The CPU variants, {size}×{size}×{size} {dtype} (no GPU in this study)\n"
                      "label: median and speedup over the one before", fontsize=11)
     else:
-        arithmetic = "" if p.is_base else f" in, {p.label} {p.adjective} arithmetic"
+        arithmetic = "" if precision.is_base else f" in, {precision.label} {precision.adjective} arithmetic"
         ax.set_title(f"Optimisation progression, {size}×{size}×{size} {dtype}{arithmetic}, on {gpu['gpu_name']}\n"
                      "label: median and speedup over the step before", fontsize=11)
     fig.tight_layout(rect=(0, 0.04, 1, 1))
@@ -118,16 +118,15 @@ def progression(study: Study, stem: Path, dtype: str = "float32", precision: str
     return save(fig, stem)
 
 
-def chapter_progression(study: Study, stem: Path, precision: str) -> list[Path]:
+def chapter_progression(study: Study, stem: Path, precision: precisions.Precision) -> list[Path]:
     """The progression of the chapters in one precision other than the base one, against cuBLAS in it,
     where the study has them; else a figure that says why not."""
     if study.cpu_only or study.steps_only(study.summary, precision).empty:
-        p = precisions.get(precision)
         skipped = study.optional("skipped.csv")
         why = ("; skipped on this GPU: " + "; ".join(f"{r.title}: {r.reason}" for r in skipped.itertuples()
                                                       if study.registry[r.variant].precision == precision)
                if skipped is not None and len(skipped) else "")
-        return placeholder(f"no {p.adjective} ({p.label}) steps in this study" + why, stem)
+        return placeholder(f"no {precision.adjective} ({precision.label}) steps in this study" + why, stem)
     return progression(study, stem, precision=precision)
 
 

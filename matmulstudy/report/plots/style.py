@@ -21,7 +21,6 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 from PIL import Image  # noqa: E402
 
-from ... import precisions  # noqa: E402
 from ...study.registry import Registry  # noqa: E402
 from ..results import failure_kind  # noqa: E402
 
@@ -73,8 +72,8 @@ def markers(registry: Registry) -> dict[str, str]:
 
 def _fixed_colour(variant) -> str:
     """A baseline's or a reference's colour: the CPU backend's, or the precision's of a cuBLAS reference."""
-    if variant.backend == "cublas" and variant.precision in precisions.PRECISIONS:
-        return precisions.PRECISIONS[variant.precision].colour
+    if variant.backend == "cublas":
+        return variant.precision.colour
     return CPU_COLOURS.get(variant.backend, "dimgrey")
 
 
