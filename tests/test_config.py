@@ -45,7 +45,10 @@ def test_settings_are_frozen_and_hash_equal_however_given(default_config, regist
     ("arch", "hopper", "arch = 'hopper' is not allowed; expected 'auto' (read from the GPU) or an nvcc target"),
     ("tolerance", -1, "tolerance = -1 is not allowed; expected a number > 0"),
     ("seeds", [], "seeds = [] is not allowed"),
-    ("variants", ["gpu_magic"], "variants contains unknown variant 'gpu_magic'; known: "),
+    ("variants", ["xyz"], "variants contains unknown variant 'xyz'; none of its"),
+    ("variants", ["xyz"], "ids is close (kernels/registry.yaml lists them)"),
+    ("variants", ["gpu_wgmma_bf16_queud"], "variants contains unknown variant 'gpu_wgmma_bf16_queud'; did you mean "
+                                           "'gpu_wgmma_bf16_queued'"),
     ("reference_size", 4000, "reference_size = 4000 is not allowed; expected one of sizes"),
     ("sizes", [4096, 65536], "shape 65536x65536x65536 is too large"),
     ("cache", "warm", "cache = 'warm' is not allowed; expected cold (L2 flushed before every timed launch) or hot"),

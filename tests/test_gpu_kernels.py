@@ -196,7 +196,7 @@ def test_the_gpu_reference_and_check_agree_with_the_cpus(gpu_builds, dtype):
     with GpuSession() as gpu, DeviceReference(gpu, gpu_builds["harness"], a, b) as reference:
         gpu_ref = gpu.to_host(reference.d_ref, shape[:2], np.float64)
         gpu_r = gpu.to_host(reference.d_scale, shape[:2], np.float64)
-        on_gpu = reference.verify_host(c, CHECK.tolerance, "fp32")
+        on_gpu = reference.verify_host(c, CHECK.tolerance, PRECISIONS["fp32"])
     assert np.allclose(gpu_ref, ref, rtol=1e-13, atol=1e-12) and np.allclose(gpu_r, r, rtol=1e-6)
     on_cpu = elementwise(c, ref, r, shape.K, CHECK.tolerance)
     assert (on_gpu.bad, on_gpu.nan, on_gpu.unwritten) == (on_cpu.bad, on_cpu.nan, on_cpu.unwritten) == (

@@ -84,3 +84,32 @@ def test_no_reference_names_an_unpublished_tag_or_branch():
     named = {path: sorted({f"{name}:{folder}" for name, folder in NAMED.findall(text) if not COMMIT.fullmatch(name)})
              for path, text in tracked_texts().items()}
     assert {path: names for path, names in named.items() if names} == {}
+
+
+# What a reader cannot follow: an issue of the tracker ("issue 60"), which only the team sees, and a section of
+# the README that the README no longer holds (the pages named "the README's 'The GPU under its power cap'" after
+# it moved to docs/method.md).
+ISSUE = re.compile(r"\b[Ii]ssue #?\d+\b(?!%)")   # "issue 60"; not the verb ("issues 4 HGMMA", "issues 3% fewer")
+README_SECTION = re.compile(r"the README's \\?[\"“]([^\"”\\]+)\\?[\"”]")
+
+
+def test_no_file_a_reader_gets_cites_the_tracker_or_a_readme_section_that_is_gone():
+    headings = {line.lstrip("#").strip() for line in (ROOT / "README.md").read_text().splitlines()
+                if line.startswith("#")}
+    issues, sections = [], []
+    for path, text in tracked_texts().items():
+        # a study's snapshot of its kernels, and its step pages that show their headers, are the code as measured
+        snapshot = re.match(r"reports/[^/]+/(kernels|steps)/", path)
+        if snapshot or not path.startswith(("docs/", "kernels/", "matmulstudy/", "reports/", "workflow/", "README")):
+            continue
+        issues += [f"{path}: {m.group(0)}" for m in ISSUE.finditer(text)]
+        sections += [f"{path}: {m.group(1)}" for m in README_SECTION.finditer(text) if m.group(1) not in headings]
+    assert not issues, issues[:10]
+    assert not sections, sections[:10]
+
+
+def test_the_citation_check_finds_a_planted_issue_and_a_missing_section():
+    assert ISSUE.search("as issue 60 asked") and not ISSUE.search("tissue 6 of them")
+    assert not ISSUE.search("each warp issues 4 HGMMA") and not ISSUE.search("it issues 3% fewer")
+    assert README_SECTION.search('says (the README\'s \\"The GPU under its power cap\\").').group(1) == \
+        "The GPU under its power cap"

@@ -385,7 +385,8 @@ def test_a_devbench_candidate_is_a_step_with_its_defines_changed(registry, capsy
     assert v.defines == {**base.defines, "GROUP": 8, "STAGES": 3}
     assert candidate(registry, "gpu_wgmma_bf16_queued:C_HALVES=2").defines["C_HALVES"] == 2
     assert candidate(registry, "cublas_bf16") is registry["cublas_bf16"]
-    for name, message in (("gpu_wgmma_bf16_queud", "unknown variant 'gpu_wgmma_bf16_queud'"),
+    for name, message in (("gpu_wgmma_bf16_queud", "unknown variant 'gpu_wgmma_bf16_queud'; did you mean "
+                                                    "'gpu_wgmma_bf16_queued'"),
                           ("gpu_wgmma_bf16_queued:GROUP", "GROUP is not NAME=INTEGER"),
                           ("gpu_wgmma_bf16_queued:group=8", "group=8 is not NAME=INTEGER"),
                           ("gpu_wgmma_bf16_queued:GROUP=x", "GROUP=x is not NAME=INTEGER")):

@@ -770,3 +770,14 @@ def test_the_html_report_opens_in_a_browser_with_every_figure_and_no_console_err
                     f"--screenshot={shot}", url], capture_output=True, timeout=120, check=True)
     with Image.open(shot) as image:
         assert len(image.convert("L").getcolors(1 << 16) or []) > 50   # text and menus, not an empty page
+
+
+@pytest.mark.parametrize("workers", ["1", "4"])
+def test_render_of_a_folder_that_holds_no_study_says_so_in_one_line(workers):
+    """A mistyped study (reports/h300) is named with what it lacks and the studies there are, no traceback."""
+    proc = subprocess.run([sys.executable, "-m", "matmulstudy.report.render", str(ROOT / "reports" / "h300"),
+                           "--workers", workers], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    line, = proc.stderr.strip().splitlines()
+    assert line.startswith(f"error: {ROOT / 'reports' / 'h300'} is no study: it has no gpu.json, samples.csv.gz"), line
+    assert all(st.name in line for st in COMMITTED), line

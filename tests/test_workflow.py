@@ -123,6 +123,17 @@ def test_auto_label_without_gpu_says_what_to_do(tmp_path, config, wanted):
     assert "Traceback" not in proc.stderr
 
 
+def test_unlock_as_the_readme_writes_it_needs_no_gpu_and_no_cores(tmp_path):
+    """`snakemake --unlock`, the README's recovery after a kill: no label, arch or --cores given, on any machine.
+    (It said "no GPU is visible" without a GPU, and asked for --cores where label and arch were given.)"""
+    (tmp_path / ".snakemake" / "locks").mkdir(parents=True)
+    (tmp_path / ".snakemake" / "locks" / "0.input.lock").write_text("a run that was killed\n")
+    proc = snakemake("--unlock", "--directory", str(tmp_path), "--configfile", str(ROOT / "config/config.yaml"))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "Unlocked working directory" in proc.stdout + proc.stderr
+    assert not any((tmp_path / ".snakemake" / "locks").glob("*"))
+
+
 # The one lint the workflow keeps: it has no per-rule conda environment or container (README says why).
 ENVIRONMENT_LINT = "Specify a conda environment or container for each rule."
 

@@ -2,7 +2,7 @@
 
 Near the 700 W cap a kernel's speed depends on the GPU's power state as
 much as on its code: on the H100, four rounds of step 29 and its cuBLAS
-reference at 8192, in one run, gave 84% to 99% (issue 23), while the study's two
+reference at 8192, in one run, gave 84% to 99%, while the study's two
 separate measurements of each sat minutes apart. A ratio is only fair when
 both sides see the same state, so the headline ratios are taken apart, in
 a phase after every timed and energy job (whose heat would lower their

@@ -10,9 +10,14 @@ from ..study import paths, plan
 from ..study.run import StudyRun
 
 
-def linting(argv: list[str]) -> bool:
-    """Whether Snakemake was asked to lint (it reads the rules and runs nothing: no GPU is asked anything)."""
-    return any(arg == "--lint" or arg.startswith("--lint=") for arg in argv)
+# Snakemake's options that read the rules and run no job: a study's label and arch need not be known for them
+RULES_ONLY = ("--lint", "--unlock", "--cleanup-metadata", "--list-rules", "--list-target-rules")
+
+
+def reads_rules_only(argv: list[str]) -> bool:
+    """Whether Snakemake was asked for something that reads the rules and runs nothing (--lint, --unlock, ...):
+    no GPU is asked anything then."""
+    return any(arg.split("=")[0] in RULES_ONLY for arg in argv)
 
 
 def dry_run(argv: list[str]) -> bool:

@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import precisions
+from ..errors import StudyError
 from ..study import snapshot
 from ..study.paths import STUDY_FILES
 from ..study.registry import Registry
@@ -23,6 +24,18 @@ from ..study.run import skipped_words
 from .results import read_results
 
 DEFAULT_SIZE = 4096
+
+
+def check_folder(folder: Path) -> Path:
+    """`folder` if it holds a study's tables, else StudyError naming what it lacks and the studies beside it."""
+    folder = Path(folder)
+    lacks = [STUDY_FILES[key] for key in ("gpu", "results", "summary", "hardware")
+             if not (folder / STUDY_FILES[key]).is_file()]
+    if lacks:
+        beside = sorted(p.parent.name for p in folder.parent.glob(f"*/{STUDY_FILES['results']}"))
+        raise StudyError(f"{folder} is no study: it has no {', '.join(lacks)}"
+                         + (f" (the studies in {folder.parent}: {', '.join(beside)})" if beside else ""))
+    return folder
 
 
 @dataclass
@@ -38,7 +51,8 @@ class Study:
 
     @classmethod
     def load(cls, folder: Path, size: int | None = None) -> "Study":
-        folder = Path(folder)
+        """The study in `folder`, or StudyError naming what it lacks (check_folder)."""
+        folder = check_folder(folder)
         with open(folder / STUDY_FILES["gpu"]) as fh:
             gpu = json.load(fh)
         gpu["gpu_name"] = gpu.get("gpu_name") or "no GPU (CPU variants only)"

@@ -114,7 +114,7 @@ def page_section(headline: pd.DataFrame | None, registry, config: dict, label_of
              f"{rate_timing(headline, 'timed_launches')}. Every result checked again; the "
              "ratio is the median of the rounds' ratios, with their range. The clocks are what NVML read while "
              "the batches or the run went on; inside a launch the multiprocessors can run slower than NVML "
-             "says (the README's \"The GPU under its power cap\").", "",
+             "says ([docs/method.md](../../docs/method.md#the-gpu-under-its-power-cap)).", "",
              "| precision | shape | regime | step | step GFLOP/s | reference GFLOP/s | ratio | rounds' range "
              "| SM clock NVML read, step / reference (MHz) |"
              + (" second study | difference |" if both is not None else ""),

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
+import sys
 from pathlib import Path
 
 from . import pages, plots, steps
-from .committed import DEFAULT_SIZE, Study
+from .committed import DEFAULT_SIZE, Study, check_folder
 from .figures import FIGURES
 from .study_facts import provenance_rst
+from ..errors import StudyError
 from ..study.paths import STUDY_FILES
 from ..study.registry import load_registry
 
@@ -31,6 +33,7 @@ def render(report: Path, size: int | None = None, only: list[str] | None = None,
     this one before it reads the study (the same bytes as one after another: no figure depends on what
     another left in Matplotlib's state; tests/test_report.py checks it). The hardware figure alone takes a
     quarter of the time of all of them."""
+    check_folder(report)   # before any worker starts
     names = [f.name for f in FIGURES if only is None or f.name in only]
     if workers > 1 and len(names) > 1:
         with multiprocessing.get_context("fork").Pool(min(workers, len(names)), maxtasksperchild=1) as pool:
@@ -90,9 +93,12 @@ def main(argv=None) -> None:
                    help="draw these figures alone (the pages are written in full)")
     args = p.parse_args(argv)
     folders = studies_in(args.report) if args.all else [args.report]
-    paths = [path for folder in folders for path in render(folder, args.size, args.only, args.workers)]
-    if args.all:
-        paths += render_gpus(folders, args.report, args.size or DEFAULT_SIZE)
+    try:
+        paths = [path for folder in folders for path in render(folder, args.size, args.only, args.workers)]
+        if args.all:
+            paths += render_gpus(folders, args.report, args.size or DEFAULT_SIZE)
+    except StudyError as err:
+        sys.exit(f"error: {err}")
     for path in paths:
         print(path)
 

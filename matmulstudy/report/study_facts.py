@@ -18,7 +18,7 @@ from ..study.snapshot import read_config
 from .committed import Study
 from .results import at_size, failed_runs
 
-REPEAT_WITHIN = 0.01   # a second study's median within 1% of the first's (issue 23's bar)
+REPEAT_WITHIN = 0.01   # a second study's median within 1% of the first's (the bar a repeat is held to)
 
 
 def first(df: pd.DataFrame, column: str):

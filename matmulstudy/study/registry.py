@@ -19,6 +19,7 @@ files.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import re
 from collections.abc import Mapping
@@ -339,6 +340,13 @@ class Registry(Mapping):
     def reference(self, precision: precisions.Precision = precisions.BASE) -> Variant | None:
         """The variant every step of this precision is measured against, if the registry names one."""
         return next((v for v in self.values() if v.role == "reference" and v.precision == precision), None)
+
+    def unknown(self, vid: str) -> str:
+        """What to say of an id the registry lacks: the ids most like it, or where the ids are listed."""
+        close = difflib.get_close_matches(vid, list(self), n=3, cutoff=0.6)
+        hint = (f"did you mean {' or '.join(repr(c) for c in close)}?" if close else
+                f"none of its {len(self)} ids is close (kernels/registry.yaml lists them)")
+        return f"unknown variant '{vid}'; {hint}"
 
     def cpu_baselines(self) -> list[Variant]:
         return [v for v in self.values() if v.role == "cpu_baseline"]

@@ -28,10 +28,10 @@ def skipped_words(rows) -> str:
     return "; ".join(f"{why}: {', '.join(names)}" for why, names in by_reason.items())
 
 
-def _label_and_arch(given, uses_gpu: bool, lint: bool) -> tuple[str, str | None]:
+def _label_and_arch(given, uses_gpu: bool, rules_only: bool) -> tuple[str, str | None]:
     label, arch = given.label, given.arch
-    if lint:
-        return (label if label != "auto" else "lint"), (arch if arch != "auto" else "sm_90")
+    if rules_only:
+        return (label if label != "auto" else "rules-only"), (arch if arch != "auto" else "sm_90")
     if uses_gpu and arch != "auto":
         host.check_arch(arch)   # a wrong arch is said first, GPU or not
     if label == "auto" or (uses_gpu and arch == "auto"):
@@ -53,14 +53,14 @@ def _label_and_arch(given, uses_gpu: bool, lint: bool) -> tuple[str, str | None]
 
 class StudyRun:
     """One run of the workflow: the registry, the settings it measures with (label, arch and the variants
-    resolved), what it skips, and its jobs. `lint`: the run only reads the rules (Snakemake's --lint), so no GPU
-    is asked for the label and arch left `auto`."""
+    resolved), what it skips, and its jobs. `rules_only`: the run only reads the rules (Snakemake's --lint,
+    --unlock, ...), so no GPU is asked for the label and arch left `auto`."""
 
-    def __init__(self, registry: Registry, config: dict, lint: bool = False):
+    def __init__(self, registry: Registry, config: dict, rules_only: bool = False):
         self.registry = registry
         given = validate(config, registry)
         self.uses_gpu = any(registry[v].is_gpu for v in given.variants)   # then nvcc builds the harness too
-        label, arch = _label_and_arch(given, self.uses_gpu, lint)
+        label, arch = _label_and_arch(given, self.uses_gpu, rules_only)
         self.skipped = {v: why for v in given.variants if (why := registry[v].unsupported(arch))}
         # what every job measures with, what provenance hashes, what the study keeps
         self.settings = dataclasses.replace(given, label=label, arch=arch, variants=type(given.variants)(
@@ -71,9 +71,9 @@ class StudyRun:
                      for v, dtype, seed, shapes in plan.bench_jobs(self.settings, registry)}
 
     @classmethod
-    def start(cls, config: dict, lint: bool = False) -> "StudyRun":
+    def start(cls, config: dict, rules_only: bool = False) -> "StudyRun":
         """The run the config asks for, or StudyError saying in one line what is wrong."""
-        return cls(load_registry(), config, lint)
+        return cls(load_registry(), config, rules_only)
 
     @property
     def label(self) -> str:

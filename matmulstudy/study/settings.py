@@ -193,7 +193,7 @@ def validate(cfg: dict, registry: Registry, schema_path: Path = SCHEMA_PATH) -> 
     wanted = list(registry) if cfg["variants"] == "all" else cfg["variants"]
     for vid in wanted:
         if vid not in registry:
-            raise StudyError(f"config: variants contains unknown variant '{vid}'; known: {', '.join(registry)}")
+            raise StudyError(f"config: variants contains {registry.unknown(vid)}")
         if registry[vid].missing_file:
             raise StudyError(f"{registry[vid].missing_file}; restore it, or leave {vid} out of variants")
     if cfg["reference_size"] not in cfg["sizes"]:

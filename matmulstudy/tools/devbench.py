@@ -71,7 +71,7 @@ def candidate(registry, name: str):
     or added (a header's default overridden; `name` is its id, for the table)."""
     vid, *changes = name.split(":")
     if vid not in registry:
-        raise StudyError(f"unknown variant '{vid}'")
+        raise StudyError(registry.unknown(vid))
     if not changes:
         return registry[vid]
     v = registry[vid]

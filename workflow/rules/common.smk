@@ -13,14 +13,14 @@ try:
     from matmulstudy.study.run import StudyRun
     from matmulstudy.measure.build import forget_failed
     from matmulstudy.pipeline import ending, preflight
-    from matmulstudy.pipeline.rules import RuleFiles, dry_run, linting
+    from matmulstudy.pipeline.rules import RuleFiles, dry_run, reads_rules_only
     from matmulstudy.errors import StudyError
 except ImportError as err:
     sys.exit(f"error: the matmulstudy package cannot be imported ({err}); "
              f"install it with: pip install -e {workflow.basedir}")
 
 try:   # config problems stop the run here, in one line, before any job
-    RUN = StudyRun.start(config, lint=linting(sys.argv))
+    RUN = StudyRun.start(config, rules_only=reads_rules_only(sys.argv))
 except StudyError as err:
     sys.exit(f"error: {err}")
 RULES = RuleFiles(RUN)
