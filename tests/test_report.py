@@ -781,3 +781,40 @@ def test_render_of_a_folder_that_holds_no_study_says_so_in_one_line(workers):
     line, = proc.stderr.strip().splitlines()
     assert line.startswith(f"error: {ROOT / 'reports' / 'h300'} is no study: it has no gpu.json, samples.csv.gz"), line
     assert all(st.name in line for st in COMMITTED), line
+
+
+def test_the_html_reports_front_page_names_each_precisions_reference():
+    """workflow/report/workflow.rst, the first page of `snakemake --report`: every precision's reference by the
+    name the figures give it, and no word of cuBLAS FP32 being the reference of every fraction (it said so)."""
+    from matmulstudy import precisions
+    text = " ".join((ROOT / "workflow" / "report" / "workflow.rst").read_text().split())
+    missing = [p.reference_name for p in precisions.TABLE if p.reference_name not in text]
+    assert not missing, missing
+    assert "of every fraction" not in text
+
+
+def test_the_readmes_time_of_a_committed_study_is_the_span_its_samples_record():
+    """The README's "timed launches span N min M s" of a committed study is read from that study's samples, so
+    that the README states no time that no committed file holds (it gave one from a log that was not kept)."""
+    import pandas as pd
+    from matmulstudy.report.committed import Study
+    said = re.findall(r"committed (\w+) study's timed launches span (\d+) min (\d+) s", (ROOT / "README.md").read_text())
+    assert said, "the README gives no committed study's time"
+    for gpu, minutes, seconds in said:
+        first, last = (pd.Timestamp(t) for t in Study.load(ROOT / "reports" / gpu.lower()).measured)
+        assert round((last - first).total_seconds()) == 60 * int(minutes) + int(seconds), (gpu, first, last)
+
+
+def test_rendering_one_figure_rewrites_that_figure_alone(tmp_path):
+    """`render --only size_sweep` on a committed study: its PNG and SVG written, and no page, step page or other
+    figure touched (the pages are made in full, and written where they changed only; it rewrote 60 files)."""
+    fresh_copy(tmp_path / "repo")   # inside a repository, as its pages link into it
+    study = tmp_path / "repo" / "reports" / COMMITTED[-1].name
+    before = {p: p.stat().st_mtime_ns for p in study.rglob("*") if p.is_file()}
+    proc = subprocess.run([sys.executable, "-m", "matmulstudy.report.render", str(study), "--only", "size_sweep"],
+                          capture_output=True, text=True, cwd=tmp_path / "repo", timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    touched = sorted(str(p.relative_to(study)) for p in study.rglob("*") if p.is_file()
+                     and before.get(p) != p.stat().st_mtime_ns)
+    assert touched == ["figures/size_sweep.png", "figures/size_sweep.svg"], touched
+    assert proc.stdout.split() == [str(study / "figures" / f"size_sweep.{ext}") for ext in ("png", "svg")]

@@ -44,9 +44,18 @@ def render(report: Path, size: int | None = None, only: list[str] | None = None,
         drawn = [_draw(report, size, name, study) for name in names]
     paths = [path for figure in drawn for path in figure]
     page, rst = Path(report) / "README.md", Path(report) / "provenance.rst"
-    page.write_text(pages.study_page(study))
-    rst.write_text(provenance_rst(study))
-    return paths + [page, rst] + write_step_pages(study)
+    written = [path for path, text in ((page, pages.study_page(study)), (rst, provenance_rst(study)))
+               if write_changed(path, text)]
+    return paths + written + write_step_pages(study)
+
+
+def write_changed(path: Path, text: str) -> bool:
+    """Write `text` to `path` unless the file holds it already (its time then stays: a page that did not change is
+    not rewritten by a render of one figure); whether it wrote."""
+    if path.is_file() and path.read_text() == text:
+        return False
+    path.write_text(text)
+    return True
 
 
 def _draw(report: Path, size: int | None, name: str, study: Study | None = None) -> list[Path]:
@@ -57,16 +66,15 @@ def _draw(report: Path, size: int | None, name: str, study: Study | None = None)
 
 
 def write_step_pages(study: Study) -> list[Path]:
-    """steps/: a page per step (steps.py), the folder's earlier pages removed."""
+    """steps/: a page per step (steps.py), the folder's other pages removed; those written (write_changed)."""
     folder = study.folder / steps.FOLDER
-    for old in folder.glob("*.md"):
-        old.unlink()
     made = steps.step_pages(study) if not study.cpu_only else {}
+    for old in folder.glob("*.md"):
+        if old.name not in made:
+            old.unlink()
     if made:
         folder.mkdir(exist_ok=True)
-    for name, text in made.items():
-        (folder / name).write_text(text)
-    return [folder / name for name in made]
+    return [folder / name for name, text in made.items() if write_changed(folder / name, text)]
 
 
 def render_gpus(reports: list[Path], out: Path, size: int = DEFAULT_SIZE) -> list[Path]:
