@@ -147,17 +147,21 @@ def counts(tally: dict) -> str:
     return ", ".join(f"{k} {v}" for k, v in tally.items()) or "none recorded"
 
 
+LISTED = 10   # the exceptions a check lists on the page; the rest are in its table
+
+
 def harness_checks(study: Study) -> list[str]:
-    """What the harness was checked against, where the study holds it."""
-    lines = []
+    """What the harness was checked against, where the study holds it: a table, a row a check (what was set
+    against what, the result, its CSV), then each check's exceptions, at most LISTED of them."""
+    rows, exceptions = [], []
     hw = study.hardware
     if "ncu_vs_median" in hw and hw["ncu_vs_median"].notna().any():
         ncu = hw[hw["ncu_vs_median"].notna()]
         worst = ncu.loc[ncu["ncu_vs_median"].abs().idxmax()]
-        lines.append(f"- Nsight Compute's kernel time for one launch of each of {len(ncu)} GPU variants at "
-                     f"{worst['ncu_shape']}: within {abs(worst['ncu_vs_median']):.1%} of the harness's median "
-                     f"(largest: {_title(study, worst['variant'])}; [hardware.csv](hardware.csv))"
-                     f"{taken_on(study, ncu, 'ncu_gpu_uuid')}.")
+        rows.append((f"Nsight Compute's kernel time for one launch of each of {len(ncu)} GPU variants at "
+                     f"{worst['ncu_shape']}, against the harness's median",
+                     f"within {abs(worst['ncu_vs_median']):.1%} (largest: {_title(study, worst['variant'])})"
+                     f"{taken_on(study, ncu, 'ncu_gpu_uuid')}", "hardware.csv"))
     cross = study.optional("crosscheck.csv")
     reference = study.registry.reference()
     if cross is not None and reference is not None:
@@ -165,10 +169,9 @@ def harness_checks(study: Study) -> list[str]:
         for row in cross[(cross.library == "cupy") & (cross.precision == precisions.BASE.id)].itertuples():
             ours = s[(s.variant == reference.id) & (s.M == row.M) & (s.N == row.N) & (s.K == row.K)]["median_ms"]
             if len(ours):
-                lines.append(f"- cuBLAS {precisions.BASE.label} at {row.M}: {ours.iloc[0]:.3f} ms here, "
-                             f"{row.median_ms:.3f} ms "
-                             f"measured by CuPy {row.version} in the same session "
-                             f"({ours.iloc[0] / row.median_ms - 1:+.1%}; [crosscheck.csv](crosscheck.csv)).")
+                rows.append((f"cuBLAS {precisions.BASE.label} at {row.M}, timed by CuPy {row.version} in the same "
+                             "session", f"{ours.iloc[0]:.3f} ms here, {row.median_ms:.3f} ms by CuPy "
+                             f"({ours.iloc[0] / row.median_ms - 1:+.1%})", "crosscheck.csv"))
     repeat = study.optional("repeat.csv")
     moved_in_repeat = None   # the most a GPU median moved between the two studies of the same code
     if repeat is not None:
@@ -177,23 +180,40 @@ def harness_checks(study: Study) -> list[str]:
         off = gpu[gpu["difference"].abs() > REPEAT_WITHIN]
         apart = settings_apart(study)
         where = _second_gpu(study) + (f", its settings apart: {apart}" if apart else "")
-        second_study = f"- A second full study of the same code{where} ([repeat.csv](repeat.csv)), sizes from 1024: "
-        text = second_study + f"GPU variants within {moved_in_repeat:.1%}"
-        if len(off):
-            second = study.optional("repeat/summary.csv")   # kept beside repeat.csv where the second study ran
-            flagged = {(t.dtype, t.variant, t.M, t.N, t.K) for s in (study.summary, second) if s is not None
-                       for t in throttled_rows(s).itertuples()}
-            text = (second_study +
-                    f"{len(gpu) - len(off)} of {len(gpu)} GPU measurements ({1 - len(off) / len(gpu):.1%}) within "
-                    f"{REPEAT_WITHIN:.0%}; beyond: " + ", ".join(
-                        f"**{_title(study, r.variant)}** at {r.M}×{r.N}×{r.K} {r.difference:+.1%}"
-                        + _why_apart(r, flagged)
-                        for r in off.itertuples()))
+        result = (f"{len(gpu) - len(off)} of {len(gpu)} GPU measurements ({1 - len(off) / len(gpu):.1%}) within "
+                  f"{REPEAT_WITHIN:.0%}" if len(off) else f"GPU variants within {moved_in_repeat:.1%}")
         if len(cpu):
-            text += f"; the CPU baseline moved by up to {cpu['difference'].abs().max():.0%}"
-        lines.append(text + ".")
-    lines += _against_the_study_before(study, moved_in_repeat)
-    return lines
+            result += f"; the CPU baseline moved by up to {cpu['difference'].abs().max():.0%}"
+        rows.append((f"a second full study of the same code{where}, sizes from 1024", result, "repeat.csv"))
+        second = study.optional("repeat/summary.csv")   # kept beside repeat.csv where the second study ran
+        flagged = {(t.dtype, t.variant, t.M, t.N, t.K) for s in (study.summary, second) if s is not None
+                   for t in throttled_rows(s).itertuples()}
+        exceptions += _listed(f"Beyond {REPEAT_WITHIN:.0%} in the second study", "repeat.csv",
+                              [f"**{_title(study, r.variant)}** at {r.M}×{r.N}×{r.K} {r.difference:+.1%}"
+                               + _why_apart(r, flagged) for r in _largest_first(off)])
+    before = _against_the_study_before(study, moved_in_repeat)
+    if before:
+        rows.append(before[0])
+        exceptions += before[1]
+    if not rows:
+        return []
+    lines = (["| check | result | table |", "| --- | --- | --- |"]
+             + [f"| {check} | {result} | [{table}]({table}) |" for check, result, table in rows] + [""] + exceptions)
+    return lines[:-1] if lines[-1] == "" else lines
+
+
+def _largest_first(rows: pd.DataFrame):
+    """A comparison's rows, the largest move first: those a page lists."""
+    return rows.iloc[rows["difference"].abs().to_numpy().argsort(kind="stable")[::-1]].itertuples()
+
+
+def _listed(title: str, table: str, items: list[str]) -> list[str]:
+    """A check's exceptions under the table, the largest first: at most LISTED, then how many more its table
+    holds."""
+    if not items:
+        return []
+    more = [f"- and {len(items) - LISTED} more: [{table}]({table})"] if len(items) > LISTED else []
+    return [f"{title} ({len(items)}):", ""] + [f"- {item}" for item in items[:LISTED]] + more + [""]
 
 
 def _from_1024(study: Study, table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -205,36 +225,36 @@ def _from_1024(study: Study, table: pd.DataFrame) -> tuple[pd.DataFrame, pd.Data
 BEFORE_LISTED = 0.02   # a median that moved more than this from the study before is named on the page
 
 
-def _against_the_study_before(study: Study, moved_in_repeat) -> list[str]:
-    """Where the study keeps the one before it (before.csv, by tools/compare.py, and before/ with its facts): how
-    many GPU medians from 1024 fell inside that study's interquartile range, how many within 1% and 2%, the ones
-    that moved further, and beside them how far two studies of the same code moved (the repeat), which is why a
-    median can leave a range of one study's samples without a change of the code."""
+def _against_the_study_before(study: Study, moved_in_repeat) -> tuple:
+    """Where the study keeps the one before it (before.csv, by tools/compare.py, and before/ with its facts): the
+    table's row (check, result, table) and its exceptions. How many GPU medians from 1024 fell inside that study's
+    interquartile range, how many within 1% and 2%, the ones that moved further, and beside them how far two
+    studies of the same code moved (the repeat), which is why a median can leave a range of one study's samples
+    without a change of the code. () where it keeps none."""
     before = study.optional("before.csv")
     if before is None:
-        return []
+        return ()
     gpu, _ = _from_1024(study, before)
     if gpu.empty:
-        return []
+        return ()
     commit = ""
     if (study.folder / "before" / "measured_with.csv").exists():
         measured = pd.read_csv(study.folder / "before" / "measured_with.csv")
         commit = f"commit `{str(measured['git_commit'].iloc[0])[:10]}`"
     said = " ".join(filter(None, (commit, _second_gpu(study, "before").lstrip(", "))))
     moved = gpu["difference"].abs()
-    text = (f"- Against the study before it{', ' + said if said else ''} ([before.csv](before.csv)), sizes from "
-            f"1024: of {len(gpu)} GPU medians, ")
+    result = f"of {len(gpu)} GPU medians, "
     if "within_first_iqr" in gpu:
-        text += f"{int(gpu['within_first_iqr'].astype(bool).sum())} inside that study's interquartile range, "
-    text += (f"{int((moved <= 0.01).sum())} within 1%, "
-             f"{int((moved <= BEFORE_LISTED).sum())} within {BEFORE_LISTED:.0%}")
-    far = gpu[moved > BEFORE_LISTED]
-    if len(far):
-        text += f"; beyond {BEFORE_LISTED:.0%}: " + ", ".join(
-            f"**{_title(study, r.variant)}** at {r.M}×{r.N}×{r.K} {r.difference:+.1%}" for r in far.itertuples())
+        result += f"{int(gpu['within_first_iqr'].astype(bool).sum())} inside that study's interquartile range, "
+    result += (f"{int((moved <= 0.01).sum())} within 1%, "
+               f"{int((moved <= BEFORE_LISTED).sum())} within {BEFORE_LISTED:.0%}")
     if moved_in_repeat is not None and not pd.isna(moved_in_repeat):
-        text += f"; two studies of this code moved by up to {moved_in_repeat:.1%} (the repeat, above)"
-    return [text + "."]
+        result += f"; two studies of this code moved by up to {moved_in_repeat:.1%} (the second study, above)"
+    far = gpu[moved > BEFORE_LISTED]
+    return ((f"against the study before it{', ' + said if said else ''}, sizes from 1024", result, "before.csv"),
+            _listed(f"Beyond {BEFORE_LISTED:.0%} of the study before", "before.csv",
+                    [f"**{_title(study, r.variant)}** at {r.M}×{r.N}×{r.K} {r.difference:+.1%}"
+                     for r in _largest_first(far)]))
 
 
 def _title(study: Study, vid: str) -> str:
