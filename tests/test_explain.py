@@ -55,11 +55,12 @@ def test_a_slower_step_is_not_explained_by_a_change_below_the_printed_precision(
                     {"speedup": 0.9, "slower": True, "bank_conflicts_per_shared_ld": 0.0004}])
     (note,) = explain.slower_steps(table)
     assert "none of the recorded counters moved against it" in note
-    # a counter of another unit's arithmetic explains nothing: an FP32 step's idle tensor pipe (issue 26)
-    idle = _table([{"tensor_pipe_pct": 0.9, "stall_barrier": 5.0},
-                   {"speedup": 0.6, "slower": True, "tensor_pipe_pct": 0.6, "stall_barrier": 18.0}])
+    # a counter of another unit's arithmetic explains nothing: an FP32 step's idle tensor pipe, busy or idle
+    idle = _table([{"tensor_pipe_pct": 0.9, "tensor_idle_cycles_per_tile": 100_278, "stall_barrier": 5.0},
+                   {"speedup": 0.6, "slower": True, "tensor_pipe_pct": 0.6, "tensor_idle_cycles_per_tile": 108_652,
+                    "stall_barrier": 18.0}])
     (note,) = explain.slower_steps(idle)
-    assert "barrier stall (ncu) 5.00 -> 18.00" in note and "tensor pipe" not in note
+    assert "barrier stall (ncu) 5.00 -> 18.00" in note and "tensor" not in note
     (note,) = explain.slower_steps(idle, "tensor core")
     assert "tensor pipe busy % (ncu) 0.9 -> 0.6" in note
     within = _table([{}, {"speedup": 0.99, "slower": False}])   # a lower median within the two steps' spread

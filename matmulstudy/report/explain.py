@@ -23,6 +23,7 @@ from .results import at_size, slower_beyond_spread
 # Counters of one kind of unit's arithmetic: a table of that unit's steps shows them, and they explain only
 # that unit's steps (an FP32 step's tensor pipe is idle, and its 0.9% moving to 0.7% says nothing of it).
 UNIT_ONLY = {"hmma": "tensor core", "hgmma": "tensor core", "tensor_pipe_pct": "tensor core",
+             "tensor_idle_cycles_per_tile": "tensor core",
              "instructions_per_hgmma": "tensor core", "fma_per_lds": "CUDA core", "instructions_per_fma": "CUDA core",
              "bar_per_kffma": "CUDA core", "reuse_per_ffma": "CUDA core"}
 # The columns of the progression table, in its order: (label, format, True if a larger value is worse); a
