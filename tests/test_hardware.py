@@ -97,10 +97,11 @@ def test_ncu_csv_from_the_h100_is_parsed():
 
 
 def test_every_tensor_core_step_runs_hmma_and_no_ffma_in_its_main_loop(registry, sm90_builds):
-    """A step meant for the tensor cores is on that path: HMMA (mma.sync) or HGMMA (wgmma) in the main loop
-    of its machine code, and no FFMA there."""
-    steps = [v for v in registry.steps() if v.precision.id == "tf32"]
-    assert steps
+    """A step meant for the tensor cores is on that path: HMMA (mma.sync) or wgmma (HGMMA; FP8's QGMMA) in the
+    main loop of its machine code, and no FFMA there, in every tensor-core precision (FP8's main loop was taken
+    for the one with the most FFMA, its promotion's, and counted no wgmma)."""
+    steps = [v for v in registry.steps() if v.precision.unit == "tensor core" and v.is_built]
+    assert {v.precision.id for v in steps} == {"tf32", "bf16", "fp8_fast", "fp8"}
     for v in steps:
         mix = _mix(sm90_builds, registry, v.id)
         assert mix["hmma"] + mix["hgmma"] > 0 and mix["ffma"] == 0, (v.id, mix)

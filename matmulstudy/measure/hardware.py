@@ -93,8 +93,11 @@ def parse_sass(text: str, kernel: str) -> list[tuple[int, str, str]]:
 
 
 def _family(opcode: str) -> str:
+    """An opcode's family: LDSM is a shared load; a warpgroup MMA of any element type (QGMMA: FP8's, IGMMA:
+    int8's) counts as HGMMA, the wgmma of 16- and 32-bit inputs, so that an FP8 kernel's main loop is found by its
+    wgmma too (it was found by its FFMA, and counted no wgmma)."""
     base = opcode.split(".")[0]
-    return {"LDSM": "LDS"}.get(base, base)
+    return {"LDSM": "LDS", "QGMMA": "HGMMA", "IGMMA": "HGMMA"}.get(base, base)
 
 
 def main_loop_mix(instructions: list[tuple[int, str, str]]) -> dict:

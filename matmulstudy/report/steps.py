@@ -308,8 +308,33 @@ def effect_section(study: Study, variant, table: pd.DataFrame, slower: list[str]
             lines.append(f"| {label} | {fmt.format(a)} | {fmt.format(b)} | {direction}: "
                          f"{'yes' if explain.as_said(a, b, direction) else '**no**'} |")
         lines.append("")
+    else:
+        lines += _counters_beside(variant, before if before is not None and before.id in rows.index else None, rows)
     lines += _shapes(study, variant, before)
     return lines
+
+
+def _counters_beside(variant, before, rows: pd.DataFrame) -> list[str]:
+    """For a step whose registry entry names no counter (`shows`): the chapter table's counters of its unit, the
+    step before's beside its own, with the sentence that says why these and not named ones."""
+    facts = explain.UNIT_FACTS[variant.precision.unit]
+    ids = [v.id for v in (before, variant) if v is not None]
+    cols = [c for c in facts if c in rows.columns and rows.loc[ids, c].notna().all()]
+    if before is None:
+        why = (f"The first step of the {variant.precision.label} chapters: there is no step before it to set "
+               "its counters against. Its own, as the chapter's table gives them:")
+    elif variant.chapter == "seeds":
+        why = ("A seed's step: the seed's own model explains it (its source, above), and its registry entry "
+               "names no counter of its own. The chapter table's counters, the step before and this one:")
+    else:
+        why = ("Its registry entry names no counter that shows its change. The chapter table's counters, the step "
+               "before and this one:")
+    if not cols:
+        return [why.split(":")[0] + ": no counter of them was measured in this study (ncu off).", ""]
+    head = ["| counter | step before | this step |", "| --- | ---: | ---: |"] if before is not None else \
+        ["| counter | this step |", "| --- | ---: |"]
+    return [why, "", *head, *(f"| {facts[c][0]} | " + " | ".join(facts[c][1].format(rows.loc[i, c]) for i in ids)
+                              + " |" for c in cols), ""]
 
 
 def _ordinal(n: int) -> str:

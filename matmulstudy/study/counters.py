@@ -29,7 +29,7 @@ COUNTERS = {
     "instructions_per_hgmma": ("main-loop instructions per wgmma (SASS)", "instr./HGMMA", "{:.1f}", True),
     "reuse_per_ffma": ("operands read from the reuse cache per FFMA (SASS)", "reuse/FFMA", "{:.2f}", False),
     "hmma": ("HMMA (mma.sync) in the main loop (SASS)", "HMMA", "{:.0f}", None),
-    "hgmma": ("HGMMA (wgmma) in the main loop (SASS)", "HGMMA", "{:.0f}", None),
+    "hgmma": ("wgmma (HGMMA, FP8's QGMMA) in the main loop (SASS)", "wgmma", "{:.0f}", None),
     "stall_long_scoreboard": ("long-scoreboard stall: waiting for global loads (ncu)", "long sb.", "{:.2f}", True),
     "stall_short_scoreboard": ("short-scoreboard stall: waiting for shared loads (ncu)", "short sb.", "{:.2f}", True),
     "stall_barrier": ("barrier stall (ncu)", "barrier", "{:.2f}", True),
