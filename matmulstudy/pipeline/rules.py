@@ -136,11 +136,9 @@ class RuleFiles:
     def energy_inputs(self, label: str) -> dict:
         """After every GPU variant's timed samples (their heat would lower the next one's clock): its inputs,
         binaries, the harness and the GPU's facts."""
-        problems = self.energy_problems(label)
         gpu_jobs = [(vid, dtype, seed) for vid, dtype, seed in self.run.jobs if self.run.registry[vid].is_gpu]
         return {"timed": [paths.SAMPLES.format(label=label, dtype=d, variant=v, seed=s) for v, d, s in gpu_jobs],
-                "data": sorted({p[k] for p in problems for k in ("a", "b")}),
-                "binaries": sorted({b for p in problems for _, b in p["variants"] if b}),
+                **_problem_files(self.energy_problems(label)),
                 "gpu": paths.GPU_FACTS.format(label=label), "harness": paths.HARNESS.format(label=label)}
 
     # --- measure_headline: each precision's best step and its reference in rounds, after everything else ------
@@ -150,10 +148,7 @@ class RuleFiles:
 
     def headline_inputs(self, label: str) -> dict:
         """After every timed job and the energy phase (their heat would lower the rounds' clocks)."""
-        inputs = self.energy_inputs(label)
-        problems = self.headline_problems(label)
-        inputs.update(data=sorted({p[k] for p in problems for k in ("a", "b")}),
-                      binaries=sorted({b for p in problems for _, b in p["variants"] if b}))
+        inputs = {**self.energy_inputs(label), **_problem_files(self.headline_problems(label))}
         if self.run.measures_energy:
             inputs["energy"] = paths.ENERGY.format(label=label)
         return inputs
@@ -167,3 +162,9 @@ class RuleFiles:
         tables += [paths.study_file("sanitizer", label)] * s.sanitizer
         tables += [paths.study_file("tuning", label)] * bool(self.run.tuned)
         return tables + self.ncu_reports(label) + self.sanitizer_reports(label) + report_outputs
+
+
+def _problem_files(problems: list[dict]) -> dict:
+    """The inputs (A and B) and the binaries of a phase's problems (energy_problems' entries)."""
+    return {"data": sorted({p[k] for p in problems for k in ("a", "b")}),
+            "binaries": sorted({b for p in problems for _, b in p["variants"] if b})}

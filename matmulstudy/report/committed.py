@@ -26,13 +26,18 @@ from .results import read_results
 DEFAULT_SIZE = 4096
 
 
+def studies_in(folder: Path) -> list[Path]:
+    """The study folders under reports/: those with their samples (samples.csv.gz)."""
+    return sorted(p.parent for p in Path(folder).glob(f"*/{STUDY_FILES['results']}"))
+
+
 def check_folder(folder: Path) -> Path:
     """`folder` if it holds a study's tables, else StudyError naming what it lacks and the studies beside it."""
     folder = Path(folder)
     lacks = [STUDY_FILES[key] for key in ("gpu", "results", "summary", "hardware")
              if not (folder / STUDY_FILES[key]).is_file()]
     if lacks:
-        beside = sorted(p.parent.name for p in folder.parent.glob(f"*/{STUDY_FILES['results']}"))
+        beside = [p.name for p in studies_in(folder.parent)]
         raise StudyError(f"{folder} is no study: it has no {', '.join(lacks)}"
                          + (f" (the studies in {folder.parent}: {', '.join(beside)})" if beside else ""))
     return folder

@@ -18,11 +18,10 @@ import sys
 from pathlib import Path
 
 from . import pages, plots, steps
-from .committed import DEFAULT_SIZE, Study, check_folder
+from .committed import DEFAULT_SIZE, Study, check_folder, studies_in
 from .figures import FIGURES
 from .study_facts import provenance_rst
 from ..errors import StudyError
-from ..study.paths import STUDY_FILES
 from ..study.registry import load_registry
 
 
@@ -84,11 +83,6 @@ def render_gpus(reports: list[Path], out: Path, size: int = DEFAULT_SIZE) -> lis
     index = Path(out) / "README.md"
     index.write_text(pages.index_page(studies, size, load_registry(check_files=False)))
     return paths + [index]
-
-
-def studies_in(folder: Path) -> list[Path]:
-    """The study folders under reports/: those with their samples (samples.csv.gz)."""
-    return sorted(p.parent for p in Path(folder).glob(f"*/{STUDY_FILES['results']}"))
 
 
 def main(argv=None) -> None:

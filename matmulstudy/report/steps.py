@@ -280,8 +280,9 @@ def effect_section(study: Study, variant, table: pd.DataFrame, slower: list[str]
     summ = study.summary[(study.summary["variant"] == variant.id) & (study.summary["dtype"] == "float32")]
     at = summ[(summ["M"] == size) & (summ["N"] == size) & (summ["K"] == size)]
     frac = at["frac_of_cublas"].iloc[0] if len(at) and "frac_of_cublas" in at else None
+    timed_before = before if before is not None and before.id in rows.index else None
     cells = [f"{row['gflops']:,.0f} GFLOP/s (median)"]
-    if before is not None and before.id in rows.index:
+    if timed_before is not None:
         cells.append(f"×{row['speedup']:.2f} over step **{before.title}** "
                      f"({rows.loc[before.id, 'gflops']:,.0f})" + (", slower beyond both steps' spread"
                                                                    if row["slower"] else ""))
@@ -293,7 +294,7 @@ def effect_section(study: Study, variant, table: pd.DataFrame, slower: list[str]
     if why:   # the summary's reading of the counters that moved against it
         lines += ["Why slower, by the counters that moved against it: " + why[0].split(": ", 1)[1], ""]
     shows = variant.shows
-    if shows and before is not None and before.id in rows.index:
+    if shows and timed_before is not None:
         at = explain.shown_at_values(study.registry, study.counters_at, variant.id)
         n = variant.shown_at
         lines += ["The counters its registry entry names, the step before and this one"
@@ -309,7 +310,7 @@ def effect_section(study: Study, variant, table: pd.DataFrame, slower: list[str]
                          f"{'yes' if explain.as_said(a, b, direction) else '**no**'} |")
         lines.append("")
     else:
-        lines += _counters_beside(variant, before if before is not None and before.id in rows.index else None, rows)
+        lines += _counters_beside(variant, timed_before, rows)
     lines += _shapes(study, variant, before)
     return lines
 
