@@ -161,3 +161,10 @@ def fresh_copy(dest):
         if (ROOT / name).is_file():
             (dest / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, dest / name)
+
+
+def svg_words(path: Path) -> str:
+    """The words a figure's SVG draws, in order, one space apart (its texts are SVG text: report/plots/style.py)."""
+    import html
+    import re
+    return " ".join(html.unescape(w) for w in re.findall(r"<text[^>]*>([^<]*)</text>", Path(path).read_text()))

@@ -1,5 +1,6 @@
 """What the summary page and the hardware figure say about each step's counters (no GPU needed)."""
 
+import html
 import math
 import re
 import warnings
@@ -95,7 +96,7 @@ def test_the_hardware_figure_says_n_a_where_a_step_has_no_such_counter(tmp_path,
     hw = pd.DataFrame({"variant": steps, "dtype": "float32", "occupancy": 0.5,
                        "fma_per_lds": [math.nan] + [4.0] * (len(steps) - 1), "flop_per_byte": 1.0,
                        "stall_barrier": 0.25})
-    plots.hardware(fixture_study(registry, tmp_path, hw), tmp_path / "hardware")
+    plots.hardware(fixture_study(registry, tmp_path, hw), tmp_path / "hardware", registry.steps()[0].chapter)
     svg = (tmp_path / "hardware.svg").read_text()
     assert svg.count(" n/a") == 1 and "theoretical occupancy, %" in svg and "barrier stall" in svg
 
@@ -103,7 +104,7 @@ def test_the_hardware_figure_says_n_a_where_a_step_has_no_such_counter(tmp_path,
 def test_the_timing_figure_uses_no_matplotlib_option_deprecated_for_removal(tmp_path, registry):
     with warnings.catch_warnings():
         warnings.simplefilter("error", matplotlib.MatplotlibDeprecationWarning)   # vert= is removed in 3.13
-        plots.timing(fixture_study(registry, tmp_path), tmp_path / "timing")
+        plots.timing(fixture_study(registry, tmp_path), tmp_path / "timing", registry.steps()[0].chapter)
     svg = (tmp_path / "timing.svg").read_text()
     assert registry.steps()[0].title in svg   # the rows keep their titles, not the boxes' numbers
 
@@ -111,7 +112,7 @@ def test_the_timing_figure_uses_no_matplotlib_option_deprecated_for_removal(tmp_
 def test_a_step_above_the_roof_by_the_seeds_model_is_explained_on_the_roofline(tmp_path, registry):
     study = fixture_study(registry, tmp_path)
     study.gpu = {**study.gpu, "copy_bandwidth_gbs": 100.0}   # a roof low enough for the naive step to pass it
-    plots.roofline(study, tmp_path / "roofline")
+    plots.roofline(study, tmp_path / "roofline", registry["gpu_naive"].chapter)
     svg = (tmp_path / "roofline.svg").read_text()
     assert "Above the roof by the seed's model" in svg and registry["gpu_naive"].title in svg
 
@@ -120,15 +121,19 @@ def test_the_timing_figure_names_its_dots_only_where_there_are_two_kinds_and_say
                                                                                                      registry):
     """Issue 26: the legend floated above the title, named throttled samples in a CPU-only study, and 'stopped:
     noise' said nothing to a newcomer."""
-    def texts(study, name):   # Matplotlib keeps each text's string in a comment beside its glyphs
-        plots.timing(study, tmp_path / name)
-        return re.findall(r"<!-- (.*?) -->", (tmp_path / f"{name}.svg").read_text())
+    first = registry.steps()[0]
+
+    def texts(study, name):   # the SVG's texts, each as drawn
+        plots.timing(study, tmp_path / name, first.chapter)
+        svg = (tmp_path / f"{name}.svg").read_text()
+        return [html.unescape(t) for t in re.findall(r"<text[^>]*>([^<]*)</text>", svg)]
     study = fixture_study(registry, tmp_path)
     study.results["throttled"], study.results["retaken"] = False, False
     plain = texts(study, "plain")
     assert any("stopped: noise under target" in t for t in plain) and not any("stopped: noise," in t for t in plain)
     assert "timed sample" not in plain and not any("throttled" in t for t in plain)   # one kind of dot: no legend
-    at = study.results.index[(study.results["M"] == study.size) & (study.results["N"] == study.size)]
+    at = study.results.index[(study.results["M"] == study.size) & (study.results["N"] == study.size)
+                             & (study.results["variant"] == first.id)]
     study.results.loc[at[:3], "retaken"] = True   # a throttled batch, taken again, at the figure's size
     mixed = texts(study, "mixed")
     assert "timed sample" in mixed and "taken again (a throttled batch: not counted)" in mixed

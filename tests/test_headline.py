@@ -151,3 +151,18 @@ def test_a_rule_problem_loads_its_inputs_and_the_variants_that_verified(registry
     assert (one.shape.M, one.shape.N, one.shape.K) == (3, 2, 5) and (one.a == a).all() and (one.b == b).all()
     assert [(v.id, ms) for v, _, ms in one.variants] == [("cublas", 0.01)]
     assert energy.load_problem(registry, problem, medians, only={"cublas_tf32"}).variants == ()
+
+
+def test_the_precisions_rounds_are_gathered_in_the_precisions_order(tmp_path):
+    """A job per precision (measure_headline): gathered in precisions.TABLE's order whatever order the jobs ran
+    in, and a precision whose job found no contender (its table empty) adds no row."""
+    from matmulstudy.measure.headline import gather
+    parts = []
+    for name in ("bf16", "fp32", "tf32"):
+        part = tmp_path / f"{name}.csv"
+        rows = [] if name == "tf32" else [{"precision": name, "M": 4096, "round": r, "gflops": 1.0} for r in (1, 2)]
+        pd.DataFrame(rows, columns=["precision", "M", "round", "gflops"]).to_csv(part, index=False)
+        parts.append(part)
+    table = gather(parts)
+    assert list(table["precision"]) == ["fp32", "fp32", "bf16", "bf16"] and list(table["round"]) == [1, 2, 1, 2]
+    assert gather([parts[2]]).empty and list(gather([parts[2]]).columns)[:2] == ["precision", "M"]

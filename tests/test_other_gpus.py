@@ -6,13 +6,12 @@ Most students run the study on an RTX or an A100, not an H100: the plan must say
 run and why, and every page and figure must say what was left out."""
 
 import json
-import re
 import shutil
 
 import pandas as pd
 import pytest
 
-from conftest import ROOT, snakemake
+from conftest import ROOT, snakemake, svg_words
 from matmulstudy.report import pages
 from matmulstudy.report.committed import Study
 from matmulstudy.report.figures import FIGURES
@@ -112,10 +111,9 @@ def test_every_figure_names_what_the_gpu_did_not_run(tmp_path, registry, default
     assert note and "19, 20, 21" in note   # the committed study's numbers
     for figure in FIGURES:
         figure.draw(study, study.folder / "figures" / figure.name)
-        svg = (study.folder / "figures" / f"{figure.name}.svg").read_text()
-        words = " ".join(" ".join(re.findall(r"<!-- (.*?) -->", svg, re.S)).split())   # its text, a line a comment
+        words = " ".join(svg_words(study.folder / "figures" / f"{figure.name}.svg").split())
         assert "Not run on this GPU" in words and "needs sm_90a" in words, figure.name
         assert ("needs sm_80 or newer: 28, 29, 30, 31, 18, 32, cuBLAS TF32 (tensor cores)" in words) == \
             (arch == "sm_75"), figure.name
-    power = (study.folder / "figures" / "power.svg").read_text()
+    power = (study.folder / "figures" / f"power_{registry.steps()[0].chapter}.svg").read_text()
     assert f"power limit {GPUS[arch][1]:.0f} W" in power and "700 W" not in power

@@ -126,7 +126,7 @@ def test_a_precision_is_one_row_a_chapter_and_its_kernels(tmp_path):
     proc = snakemake("-n", "--config", "label=probe", "arch=sm_90", cwd=repo, snakefile=repo / "Snakefile", env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     for planned in (f"results/probe/build/float32/{vid}.cubin", f"results/probe/bench/float32/{vid}_s0.csv",
-                    "reports/probe/figures/progression_fp16.png", "reports/probe/figures/progression_tf32.png"):
+                    "reports/probe/figures/progression_fp16.svg", "reports/probe/figures/progression_tf32.svg"):
         assert planned in proc.stdout, planned
 
     # the figure table and the pages follow: a committed study re-rendered in the copy lists the new
@@ -136,12 +136,12 @@ def test_a_precision_is_one_row_a_chapter_and_its_kernels(tmp_path):
                            text=True, check=True).stdout.split()
     assert names.index("progression_fp16") == names.index("progression_fp8") + 1
     study = repo / "reports" / "h100"
-    drawn = ("progression_fp16", "progression_tf32", "progression", "roofline", "efficiency")
+    drawn = ("progression_fp16", "progression_tf32", "progression", "roofline_tensor", "efficiency_tensor")
     proc = subprocess.run([sys.executable, "-m", "matmulstudy.report.render", str(study), "--only", *drawn],
                           cwd=repo, env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
     page = (study / "README.md").read_text()
-    assert ("- [progression_fp16](figures/progression_fp16.png) ([SVG](figures/progression_fp16.svg)): the "
+    assert ("- [progression_fp16](figures/progression_fp16.svg): the "
             "tensor-core chapter (FP16 arithmetic) at the reference size, with cuBLAS FP16") in page
     assert "ε_in = 0 for FP32, 2⁻⁹ for TF32, 0 for BF16, 0 for FP8 fast-accum, 2⁻¹¹ for FP8, 2⁻¹⁰ for FP16" in page
     assert "no tensor-core (FP16) steps in this study" in (study / "figures" / "progression_fp16.svg").read_text()

@@ -438,3 +438,18 @@ def test_the_shared_headers_name_no_step_and_no_kernel_comment_holds_a_measured_
             assert not re.search(r"\b[Ss]teps?\s+\d", comments), path
         assert not re.search(r"\d\s?%|per ?cent", comments), path
         assert not re.search(r"GPU-[0-9a-f]{8}", comments), path
+
+
+def test_a_step_builds_on_the_step_its_entry_names_and_only_on_a_step_before_it(registry):
+    """Step 51 promotes step 50's sums, another precision's step (builds_on): its page sets it against step 50,
+    where the precision rule alone gives it none. A builds_on that names no step before it is refused."""
+    promoted = next(v for v in registry.steps() if v.builds_on)
+    assert registry.step_before(promoted.id).id == promoted.builds_on
+    assert registry[promoted.builds_on].precision != promoted.precision
+    entries = [dict(e) for e in registry.raw["variants"]]
+    later = next(e for e in entries if e["id"] == registry.steps()[-1].id)
+    for e in entries:
+        if e["id"] == registry.steps()[0].id:
+            e["builds_on"] = later["id"]
+    with pytest.raises(StudyError, match="is no step before it"):
+        Registry.from_entries({**registry.raw, "variants": entries}, check_files=False)

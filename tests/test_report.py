@@ -12,12 +12,13 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import ROOT, fresh_copy, snakemake
+from conftest import ROOT, fresh_copy, snakemake, svg_words
 from matmulstudy.report.results import read_results, write_results
 from matmulstudy import precisions
 from matmulstudy.report import render
+from matmulstudy.report.committed import Study
 from matmulstudy.study import snapshot
-from matmulstudy.report.figures import FIGURES
+from matmulstudy.report.figures import FIGURES, family
 from matmulstudy.study.registry import Registry, load_registry
 from matmulstudy.precisions import PRECISIONS
 
@@ -202,28 +203,30 @@ def test_a_new_step_is_in_the_dag_and_changes_no_committed_study(probe, rendered
 def test_every_figure_of_every_gpu_is_drawn_with_every_step(rendered, label):
     figures = rendered / label / "figures"
     has = {v.precision.id for v in snapshot.read_registry(rendered / label).steps()} | {"int32"}
-    for f in FIGURES:
-        for ext in ("png", "svg"):
-            energy = "mean_power_w" in pd.read_csv(rendered / label / "summary.csv", nrows=1)
-            # else a figure that says there is no step of its precision, or no energy (a study measured before
-            # it was)
-            big = (not f.name.startswith("progression_") or f.name.split("_", 1)[1] in has) and \
-                (energy or f.name != "power")
-            assert (figures / f"{f.name}.{ext}").stat().st_size > (10_000 if big else 0), (f.name, ext)
     registry = snapshot.read_registry(rendered / label)   # the study's own
-    steps = [v.title for v in registry.steps()]
+    energy = "mean_power_w" in pd.read_csv(rendered / label / "summary.csv", nrows=1)
+    for f in FIGURES:
+        # else a figure that says there is no step of its precision or its chapter, or no energy (a study
+        # measured before it was)
+        big = (not f.name.startswith("progression_") or f.name.split("_", 1)[1] in has) and \
+            (energy or not f.name.startswith("power")) and (f.chapter is None or registry.steps(f.chapter))
+        for ext in f.files:
+            assert (figures / f"{f.name}.{ext}").stat().st_size > (5_000 if big else 0), (f.name, ext)
+    words = {f.name: svg_words(figures / f"{f.name}.svg") for f in FIGURES}
     fp32 = [v.title for v in registry.steps(precision=PRECISIONS["fp32"])]
     tensor = [v.title for v in registry.steps(precision=PRECISIONS["tf32"])]
-    # the FP32 progression and roofline draw the FP32 steps, progression_tf32 the TF32 ones, hardware all
-    for name, titles in (("progression", fp32), ("roofline", fp32), ("progression_tf32", tensor), ("hardware", steps)):
-        svg = (figures / f"{name}.svg").read_text()
-        positions = [svg.find(t) for t in titles]
-        assert not titles or min(positions) >= 0, (name, [t for t, p in zip(titles, positions) if p < 0])
-    for name in ("size_sweep", "efficiency"):
-        svg = (figures / f"{name}.svg").read_text()
-        assert all(v.title in svg for v in registry.values()), name   # baselines too
-    timing = (figures / "timing.svg").read_text()
-    assert all(v.title in timing for v in registry.values() if v.runs_on((4096,) * 3))   # some capped below
+    # the FP32 progression draws the FP32 steps, progression_tf32 the TF32 ones
+    for name, titles in (("progression", fp32), ("progression_tf32", tensor)):
+        assert [t for t in titles if t not in words[name]] == [], name
+    for chapter in registry.chapters:   # a chapter's figures its steps, each in the words its figure uses
+        steps = registry.steps(chapter)
+        context = {v.title for v in registry.values() if not v.is_step and v.is_gpu and v.runs_on((4096,) * 3)}
+        for name, shown in (("roofline", [v.title for v in steps]), ("size_sweep", [v.title for v in steps]),
+                            ("efficiency", [v.title for v in steps]), ("hardware", [v.number for v in steps]),
+                            ("timing", [v.title for v in steps if v.runs_on((4096,) * 3)])):
+            assert [t for t in shown if t not in words[f"{name}_{chapter}"].split("  ") and
+                    t not in words[f"{name}_{chapter}"]] == [], (name, chapter)
+        assert any(t in words[f"timing_{chapter}"] for t in context) or not steps, chapter   # its reference
 
 
 @pytest.mark.slow
@@ -236,7 +239,7 @@ def test_summary_page_counts_failures_and_throttled_samples(rendered, label):
     assert f"| failed verifications | {failed}" in page
     assert f"| throttled samples | {throttled}" in page
     assert "![the progression at 4096](figures/progression.png)" in page
-    assert "![each chapter's best step by size](figures/best_by_size.png)" in page
+    assert "![each chapter's best step by size](figures/best_by_size.svg)" in page
     gpu = pd.read_json(rendered / label / "gpu.json", typ="series")
     assert gpu["gpu_name"] in page and f"UUID `{gpu['uuid']}`" in page
     provenance = (rendered / label / "provenance.rst").read_text()
@@ -245,7 +248,7 @@ def test_summary_page_counts_failures_and_throttled_samples(rendered, label):
 
 @pytest.mark.slow
 def test_cross_gpu_figure_and_the_html_report(rendered):
-    svg = (rendered / "figures" / "progression_by_gpu.svg").read_text()
+    svg = svg_words(rendered / "figures" / "progression_by_gpu_fp32.svg")
     index = (rendered / "README.md").read_text()
     for folder in COMMITTED:
         name = pd.read_json(folder / "gpu.json", typ="series")["gpu_name"]
@@ -287,7 +290,7 @@ def test_a_study_that_keeps_the_one_before_it_says_how_far_each_median_moved(tmp
     from matmulstudy.tools.compare import agreement
     folder = tmp_path / "h200"
     shutil.copytree(ROOT / "reports" / "h200", folder,
-                    ignore=shutil.ignore_patterns("figures", "steps", "kernels", "before", "before.csv"))
+                    ignore=shutil.ignore_patterns("figures", "steps", "kernels.tar.gz", "before", "before.csv"))
     shutil.copytree(folder / "repeat", folder / "before")
     pd.DataFrame({"git_commit": ["0123456789abcdef"]}).to_csv(folder / "before" / "measured_with.csv", index=False)
     summary = pd.read_csv(folder / "summary.csv")
@@ -325,7 +328,7 @@ def test_counters_and_sanitizer_runs_taken_on_another_gpu_say_which(tmp_path):
     from matmulstudy.report.committed import Study
     from matmulstudy.report.study_facts import harness_checks, verification
     folder = tmp_path / "h100"
-    shutil.copytree(ROOT / "reports" / "h100", folder, ignore=shutil.ignore_patterns("figures", "steps", "kernels"))
+    shutil.copytree(ROOT / "reports" / "h100", folder, ignore=shutil.ignore_patterns("figures", "steps", "kernels.tar.gz"))
     ncu_line = lambda: next(x for x in harness_checks(Study.load(folder)) if x.startswith("| Nsight Compute"))
     sanitizer_line = lambda: next(x for x in verification(Study.load(folder)) if x.startswith("compute-sanitizer"))
     assert "UUID" not in ncu_line() and "UUID" not in sanitizer_line()
@@ -367,7 +370,8 @@ def test_a_failed_measurement_is_marked_and_counted(tmp_path):
     render.render(folder, only=["progression", "efficiency"])
     assert "| failed verifications | 1 (see [failures.txt](failures.txt))" in (folder / "README.md").read_text()
     assert "verification" in (folder / "figures" / "progression.svg").read_text()
-    assert "failed" in (folder / "figures" / "efficiency.svg").read_text()
+    chapter = snapshot.read_registry(folder)["gpu_tiled"].chapter
+    assert "failed" in svg_words(folder / "figures" / f"efficiency_{chapter}.svg").split()
 
 
 def test_the_margin_figure_is_drawn_where_no_check_measured_a_precision_against_fp32s_bound(tmp_path):
@@ -378,11 +382,12 @@ def test_the_margin_figure_is_drawn_where_no_check_measured_a_precision_against_
     folder = tmp_path / "reports" / "h100"
     s = pd.read_csv(folder / "summary.csv")
     label = f"against {precisions.BASE.label}"
-    assert label in (ROOT / "reports" / "h100" / "figures" / "margin.svg").read_text()
+    tensor = next(c for c in snapshot.read_registry(folder).chapters.values() if not c.precision.is_base).id
+    assert label in (ROOT / "reports" / "h100" / "figures" / f"margin_{tensor}.svg").read_text()
     s.loc[s.precision != precisions.BASE.id, "fp32_margin"] = None
     s.to_csv(folder / "summary.csv", index=False)
     render.render(folder, only=["margin"])
-    svg = (folder / "figures" / "margin.svg").read_text()
+    svg = (folder / "figures" / f"margin_{tensor}.svg").read_text()
     assert "Verification margins" in svg and label not in svg
 
 
@@ -392,13 +397,16 @@ def test_an_exact_result_has_its_point_on_the_margin_figure(tmp_path):
     copy_tables(tmp_path)
     folder = tmp_path / "reports" / "h100"
     s = pd.read_csv(folder / "summary.csv")
-    assert "exact results" not in (ROOT / "reports" / "h100" / "figures" / "margin.svg").read_text()
-    s.loc[(s.M == 256) & (s.N == 256) & (s.K == 256) & (s.dtype == "float32"), "margin"] = 0.0
+    first = next(iter(snapshot.read_registry(folder).chapters))
+    assert "exact results" not in (ROOT / "reports" / "h100" / "figures" / f"margin_{first}.svg").read_text()
+    hit = (s.M == 256) & (s.N == 256) & (s.K == 256) & (s.dtype == "float32")
+    s.loc[hit, "margin"] = 0.0
     s.to_csv(folder / "summary.csv", index=False)
     render.render(folder, only=["margin"])
-    zeros = ((s.M == 256) & (s.N == 256) & (s.K == 256) & (s.dtype == "float32")).sum()
+    study = Study.load(folder)
+    zeros = len(study.chapter_rows(s[hit], first, context=True))
     assert zeros > 0 and f"{zeros} exact results (margin 0) drawn at the left" in \
-        (folder / "figures" / "margin.svg").read_text()
+        svg_words(folder / "figures" / f"margin_{first}.svg")
 
 
 @pytest.mark.slow
@@ -407,7 +415,7 @@ def test_figures_drawn_side_by_side_have_the_bytes_of_those_drawn_one_after_anot
     each figure comes out byte for byte as the committed one, drawn one after another."""
     copy_tables(tmp_path)
     folder = tmp_path / "reports" / "h100"
-    shutil.copytree(ROOT / "reports" / "h100" / "kernels", folder / "kernels")   # the step pages read them
+    shutil.copy(ROOT / "reports" / "h100" / "kernels.tar.gz", folder)   # the step pages read it
     drawn = render.render(folder, workers=3)
     figures = sorted((ROOT / "reports" / "h100" / "figures").iterdir())
     assert {p.name for p in drawn if p.parent.name == "figures"} == {p.name for p in figures}
@@ -446,7 +454,14 @@ def test_the_committed_rooflines_number_each_steps_point(folder):
     each point now carries its step's number (placed clear of the others where it can be)."""
     from matmulstudy.study import snapshot
     registry = snapshot.read_registry(folder)
-    words = re.findall(r"<!-- (.*?) -->", (folder / "figures" / "roofline.svg").read_text())
+    words = set()   # each label's numbers, a run of them written as a range ('38, 40-47')
+    for chapter in registry.chapters:
+        for label in re.findall(r"<text[^>]*>([^<]*)</text>", (folder / "figures" / f"roofline_{chapter}.svg")
+                                .read_text()):
+            for part in label.split(", "):
+                first, _, last = part.partition("-")
+                words |= {str(n) for n in range(int(first), int(last) + 1)} if last.isdigit() and first.isdigit() \
+                    else {part}
     summary = pd.read_csv(folder / "summary.csv")
     drawn = set(summary[(summary.M == 4096) & (summary.N == 4096) & (summary.K == 4096) & summary.verified]["variant"])
     numbers = [v.title.split()[0] for v in registry.steps() if v.id in drawn]
@@ -536,34 +551,65 @@ def test_a_study_with_energy_only_at_other_sizes_gets_a_power_figure_saying_so(t
     summary = study.summary.copy()
     summary.loc[summary.M != 2048, "mean_power_w"] = float("nan")
     summary.loc[summary.M == 2048, "mean_power_w"] = 500.0
-    paths = power.power(dataclasses.replace(study, summary=summary), tmp_path / "power")
-    assert "no energy in this study at 4096³ or 8192³" in paths[1].read_text()
+    chapter = study.registry.steps()[0].chapter
+    paths = power.power(dataclasses.replace(study, summary=summary), tmp_path / "power", chapter)
+    assert "no energy of this chapter at 4096³ or 8192³" in svg_words(paths[0])
 
 
 @pytest.mark.parametrize("folder", COMMITTED, ids=lambda f: f.name)
 def test_the_committed_power_figures_number_each_point_and_name_the_limit(folder):
-    """A row per precision: each GPU variant with its energy at 4096 or 8192 is numbered in its panel, and the
-    power limit and at least one line of equal GFLOP per joule a panel are named."""
+    """A figure per chapter: each of its steps with its energy at 4096 or 8192 is numbered in its panel (steps
+    that share a point share a label, '38, 40-47'), and the power limit and at least one line of equal GFLOP per
+    joule a panel are named."""
     from matmulstudy.study import snapshot
     registry = snapshot.read_registry(folder)
-    words = re.findall(r"<!-- (.*?) -->", (folder / "figures" / "power.svg").read_text())
     summary = pd.read_csv(folder / "summary.csv")
     square = summary[(summary.M == summary.N) & (summary.N == summary.K) & summary.M.isin([4096, 8192])
                      & (summary.dtype == "float32")]   # the figure draws the float32 inputs
     measured = square[square.verified & square.mean_power_w.notna()]
-    panels = measured.groupby("precision").M.nunique().sum()
-    numbers = {registry[v].title.split()[0] for v in measured.variant if registry[v].is_step}
-    assert numbers and numbers <= set(words), sorted(numbers - set(words))
-    assert sum(w.startswith("power limit") for w in words) == panels
-    assert sum(w.endswith("GFLOP/J") for w in words) >= panels
+    for chapter in registry.chapters:
+        words = re.findall(r"<text[^>]*>([^<]*)</text>", (folder / "figures" / f"power_{chapter}.svg").read_text())
+        numbers_drawn = {n for w in words for n in _numbers(w)}
+        mine = measured[measured.variant.isin([v.id for v in registry.steps(chapter)])]
+        panels = mine.M.nunique()
+        numbers = {registry[v].number for v in mine.variant}
+        assert numbers <= numbers_drawn, (chapter, sorted(numbers - numbers_drawn))
+        assert sum(w.startswith("power limit") for w in words) == panels, chapter
+        assert sum(w.endswith("GFLOP/J") for w in words) >= panels, chapter
+
+
+def _numbers(label: str) -> set[str]:
+    """The step numbers a point's label names: '38, 40-42' -> {'38', '40', '41', '42'}; any other label itself."""
+    out = set()
+    for part in label.split(", "):
+        first, _, last = part.partition("-")
+        out |= {str(n) for n in range(int(first), int(last) + 1)} if first.isdigit() and last.isdigit() else {part}
+    return out
 
 
 @pytest.mark.parametrize("folder", COMMITTED, ids=lambda f: f.name)
-def test_the_committed_hardware_figures_write_no_power_of_ten_and_no_percentage_past_100(folder):
-    """Matplotlib keeps each text's string in a comment beside its glyphs: the bar labels and the ticks."""
-    words = re.findall(r"<!-- (.*?) -->", (folder / "figures" / "hardware.svg").read_text())
+def test_the_committed_hardware_figures_write_no_power_of_ten_and_no_percentage_past_100(folder, monkeypatch):
+    """The bar labels and the ticks of every chapter's figure: no '4.63e-05', and a percentage's axis ends at
+    100 (its labels may run past it)."""
+    import importlib
+    import matplotlib.pyplot as plt
+    counters = importlib.import_module("matmulstudy.report.plots.counters")
+    study, percent_ticks, words = Study.load(folder), [], []
+
+    def keep(fig, stem):
+        fig.canvas.draw()
+        for ax in fig.axes:
+            shown = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
+            if "%" in ax.get_title():
+                percent_ticks.append(max(shown))
+            words.extend(t.get_text() for t in ax.texts + ax.get_xticklabels())
+        plt.close(fig)
+        return []
+    monkeypatch.setattr(counters, "save", keep)
+    for chapter in study.registry.chapters:
+        counters.hardware(study, folder, chapter)
     assert words and not [w for w in words if re.fullmatch(r"-?[\d.]+e[-+]\d+", w)]
-    assert "100" in words and "120" not in words   # the percentage panels' ticks end at 100
+    assert percent_ticks and max(percent_ticks) == 100
 
 
 def test_a_step_page_shows_where_a_header_two_includes_down_reads_its_define():
@@ -574,11 +620,30 @@ def test_a_step_page_shows_where_a_header_two_includes_down_reads_its_define():
     from matmulstudy.report.steps import step_pages
     pages = step_pages(Study.load(ROOT / "reports" / "h100"))
     p44, p43 = pages["44_gpu_wgmma_bf16_drawn_late.md"], pages["43_gpu_wgmma_bf16_stepped_descriptors.md"]
-    assert "Where [`common/tiles.cuh`](../kernels/common/tiles.cuh) switches on `DRAW_LATE`:" in p44
+    assert "Where [`common/tiles.cuh`](../kernels.tar.gz) switches on `DRAW_LATE`:" in p44
     assert "publish(s, use, tile_of(DRAW_LATE ? atomicAdd(&tile_ticket, 1u) : ticket));" in p44
-    assert "Where [`common/wgmma_bf16.cuh`](../kernels/common/wgmma_bf16.cuh) switches on `STEPPED_DESCRIPTORS`:" in p43
+    assert "Where [`common/wgmma_bf16.cuh`](../kernels.tar.gz) switches on `STEPPED_DESCRIPTORS`:" in p43
     assert "wgmma_m64n256k16_bf16(d, base[0] + stage + 2 * kk, base[1] + stage + 128 * kk);" in p43
     assert (ROOT / "reports/h100/steps/44_gpu_wgmma_bf16_drawn_late.md").read_text() == p44   # and committed so
+
+
+def test_a_step_that_switches_a_roles_technique_on_shows_where_the_shared_code_reads_it():
+    """Issue 77: step 46's code that changed was one token (`Bf16Mainloop<false, ...>` to `<true, ...>`), and the
+    change itself, in a shared header, was neither shown nor linked. The argument's parameter is found by its
+    position, through the alias template to the role it names, and the places that read it are quoted."""
+    from matmulstudy.report.steps import step_pages, template_switches
+    headers = ["template <class Ops, bool Stepped, bool Own, int B = 1, class S = Sums>\nstruct Loop { };\n",
+               "template <bool SteppedDescriptors, bool OwnLoads, int BBlocks = 1>\n"
+               "using Bf16Loop = Loop<Bf16Ops, SteppedDescriptors, OwnLoads, BBlocks>;\n"]
+    diff = ["-using Mainloop = Bf16Loop<false, false, B_BLOCKS>;", "+using Mainloop = Bf16Loop<true, false, B_BLOCKS>;",
+            " using Scheduler = Queued<GROUP, true>;"]
+    assert template_switches(diff, headers) == {"SteppedDescriptors", "Stepped"}
+    assert template_switches(diff[:1] + ["+using Mainloop = Other<true, false, B_BLOCKS>;"], headers) == set()
+    page = step_pages(Study.load(ROOT / "reports" / "h200"))["46_gpu_wgmma_bf16_stepped_descriptors.md"]
+    code = page[page.index("## The code that changed"):]
+    assert "Where [`sm90/mainloop_smem.cuh`](../kernels.tar.gz) switches on `SteppedDescriptors`:" in code
+    assert "return SteppedDescriptors ? int(unsigned(count) % STAGES) : count % STAGES;" in code
+    assert (ROOT / "reports/h200/steps/46_gpu_wgmma_bf16_stepped_descriptors.md").read_text() == page
 
 
 @pytest.mark.parametrize("was, said", [(28, "Step 28 before"), ([18, 22], "Step 18, then 22, before")])
@@ -628,11 +693,11 @@ def test_every_step_of_a_committed_study_has_its_page_linked_in_order(label):
         assert first_words in page, (v.id, first_words)
         before = steps.step_before(study, v)
         assert ("```diff" in page or "The same code." in page) == (before is not None), v.id   # 8a and 8b share one
-        for link in re.findall(r"\(\.\./kernels/([^)]+)\)", page):
-            assert (study.folder / "kernels" / link).is_file(), (v.id, link)
+        for path in re.findall(r"\[`([^`]+)`\]\(\.\./kernels\.tar\.gz\)", page):   # each file it names, kept
+            assert snapshot.read_kernel(study.folder, path) is not None, (v.id, path)
     # a step that switches on a shared header shows the part it selects: step 14's serpentine order
     page = (folder / "14_gpu_operand_reuse.md").read_text()
-    assert "Where [`common/pipeline.cuh`](../kernels/common/pipeline.cuh) switches on `serpentine`" in page
+    assert "Where [`common/pipeline.cuh`](../kernels.tar.gz) switches on `serpentine`" in page
     assert "order == FmaOrder::serpentine" in page
     # a step whose change is how the host launches it says so (rows copied onto 16 bytes; B's box), and only that:
     # the number it had before the renumbering and the technique's name are not how it is launched
@@ -665,9 +730,12 @@ def test_a_study_keeps_its_kernels_with_what_they_include(tmp_path):
                             "common/async_slices.cuh", "common/stream_k.cuh", "common/pipeline.cuh",
                             "common/slice.cuh", "common/load_quad.cuh"}
     snapshot.write_kernels(tmp_path, sources)
+    assert snapshot.kept_kernels(tmp_path) == sources
+    first = (tmp_path / snapshot.KERNELS).read_bytes()
+    snapshot.write_kernels(tmp_path, dict(reversed(sources.items())))   # the same files: the same bytes
+    assert (tmp_path / snapshot.KERNELS).read_bytes() == first
     snapshot.write_kernels(tmp_path, {"x/only.cu": "//\n"})   # a second copy replaces the first
-    assert [p.relative_to(tmp_path / "kernels").as_posix() for p in (tmp_path / "kernels").rglob("*.cu*")] == [
-        "x/only.cu"]
+    assert snapshot.kept_kernels(tmp_path) == {"x/only.cu": "//\n"}
     assert snapshot.read_kernel(tmp_path, "x/only.cu") == "//\n" and snapshot.read_kernel(tmp_path, "y.cu") is None
 
 
@@ -810,8 +878,8 @@ def test_the_readmes_time_of_a_committed_study_is_the_span_its_samples_record():
 
 
 def test_rendering_one_figure_rewrites_that_figure_alone(tmp_path):
-    """`render --only size_sweep` on a committed study: its PNG and SVG written, and no page, step page or other
-    figure touched (the pages are made in full, and written where they changed only; it rewrote 60 files)."""
+    """`render --only size_sweep` on a committed study: its chapters' figures written, and no page, step page or
+    other figure touched (the pages are made in full, and written where they changed only; it rewrote 60 files)."""
     fresh_copy(tmp_path / "repo")   # inside a repository, as its pages link into it
     study = tmp_path / "repo" / "reports" / COMMITTED[-1].name
     before = {p: p.stat().st_mtime_ns for p in study.rglob("*") if p.is_file()}
@@ -820,8 +888,9 @@ def test_rendering_one_figure_rewrites_that_figure_alone(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     touched = sorted(str(p.relative_to(study)) for p in study.rglob("*") if p.is_file()
                      and before.get(p) != p.stat().st_mtime_ns)
-    assert touched == ["figures/size_sweep.png", "figures/size_sweep.svg"], touched
-    assert proc.stdout.split() == [str(study / "figures" / f"size_sweep.{ext}") for ext in ("png", "svg")]
+    sweeps = [f"figures/{f.name}.svg" for f in FIGURES if family(f) == "size_sweep"]
+    assert len(sweeps) > 1 and touched == sorted(sweeps), touched
+    assert proc.stdout.split() == [str(study / path) for path in sweeps]
 
 
 @pytest.mark.parametrize("study", COMMITTED, ids=[f.name for f in COMMITTED])
@@ -834,3 +903,25 @@ def test_every_step_page_has_a_counter_table_or_says_why_not(study):
     bare = [p.name for p in pages if "| counter |" not in p.read_text()
             and "no counter of them was measured in this study" not in p.read_text()]
     assert not bare, bare
+
+
+def test_a_step_built_on_another_precisions_step_is_set_against_it():
+    """Issue 77: step 51 (FP8, sums promoted) is step 50's kernel (FP8 fast-accum) with its sums promoted, but its
+    page said it had no step before it, and showed no counter beside another step's. With builds_on (today's
+    registry), its page gives its speed over step 50 and the counters of both; tried on the H200 study, whose own
+    registry predates the key."""
+    import dataclasses
+    from matmulstudy.report.steps import step_pages
+    study = Study.load(ROOT / "reports" / "h200")
+    registry = study.registry
+    promoted = next(v for v in load_registry().steps() if v.builds_on)
+    variants = {vid: dataclasses.replace(v, builds_on=promoted.builds_on) if vid == promoted.id else v
+                for vid, v in registry.items()}
+    page = step_pages(dataclasses.replace(study, registry=Registry(registry.chapters, variants, registry.raw)))[
+        f"{promoted.file.stem}.md"]
+    before = registry[promoted.builds_on]
+    rows = study.summary.set_index(["variant", "M", "N", "K", "dtype"])["median_gflops"]
+    ratio = rows[promoted.id, 4096, 4096, 4096, "float32"] / rows[before.id, 4096, 4096, 4096, "float32"]
+    assert f"×{ratio:.2f} over step **{before.title}**" in page
+    assert "| counter | step before | this step |" in page and "there is no step before it" not in page
+    assert f"against step **{before.title}**'s" in page   # the code: its file against step 50's

@@ -147,7 +147,8 @@ def fixture_study(registry, folder, hardware=None) -> Study:
 
 def test_report_renders_from_a_results_fixture(tmp_path, registry):
     study = fixture_study(registry, tmp_path)
-    paths = plots.size_sweep(study, tmp_path / "size_sweep")
+    seeds = registry["gpu_tiled"].chapter   # the chapter of the fixture's failed measurement
+    paths = plots.size_sweep(study, tmp_path / "size_sweep", seeds)
     paths += plots.progression(study, tmp_path / "progression")
     paths += plots.chapter_progression(study, tmp_path / "progression_tf32", PRECISIONS["tf32"])
     for p in paths:
@@ -166,61 +167,63 @@ def test_report_renders_from_a_results_fixture(tmp_path, registry):
     assert "verification failed" in (tmp_path / "size_sweep.svg").read_text()
 
 
-def test_the_size_sweep_draws_a_row_of_panels_per_chapter(tmp_path, registry, monkeypatch):
-    """A row per chapter (its steps, with the baselines and references for scale), each panel 2.5 inches tall
-    at least: in one panel the registry's 36 variants shared about 20 colours, and their legend under it
-    left it 1.4 inches. Within a row no two variants share both colour and marker (a chapter of 14 steps took
-    hues that repeated), and the other shapes give each variant a row of its own, labelled in course order (19
-    variants' points, 0.6 of a row apart, fell on each other)."""
+def test_the_size_sweep_draws_a_figure_per_chapter(tmp_path, registry, monkeypatch):
+    """A figure per chapter (its steps, with the baselines and its references for scale), the square sizes above
+    at least 3 inches tall: in one panel the registry's 36 variants shared about 20 colours. No two variants
+    share both colour and marker (a chapter of 14 steps took hues that repeated), and the other shapes give each
+    variant a row of its own, labelled in course order (19 variants' points, 0.6 of a row apart, fell on each
+    other)."""
     import matplotlib.pyplot as plt
     from matmulstudy.report.plots import samples
-    seen = {}
+    seen = []
 
     def keep(fig, stem):
-        seen["heights"] = [ax.get_position().height * fig.get_figheight() for ax in fig.axes]
-        seen["titles"] = [ax.get_title() for ax in fig.axes]
-        seen["rows"] = [[t.get_text() for t in ax.get_yticklabels()] for ax in fig.axes[1::2]]
-        seen["legends"] = [[t.get_text() for t in ax.get_legend().get_texts()] for ax in fig.axes
-                           if ax.get_legend() is not None]
-        seen["lines"] = [{(line.get_color(), line.get_marker()) for line in ax.get_lines()
-                          if line.get_marker() not in (None, "None", "")} for ax in fig.axes[::2]]
-        seen["drawn"] = [len(ax.get_legend_handles_labels()[1]) for ax in fig.axes[::2]]
+        square, other = fig.axes
+        seen.append({"height": square.get_position().height * fig.get_figheight(), "title": square.get_title(),
+                     "rows": [t.get_text() for t in other.get_yticklabels()],
+                     "legend": [t.get_text() for t in other.get_legend().get_texts()],
+                     "lines": {(line.get_color(), line.get_marker()) for line in square.get_lines()
+                               if line.get_marker() not in (None, "None", "")},
+                     "drawn": len(square.get_legend_handles_labels()[1])})
         plt.close(fig)
         return []
     monkeypatch.setattr(samples, "save", keep)
     study = fixture_study(registry, tmp_path)
-    plots.size_sweep(study, tmp_path / "size_sweep")
     chapters = list(registry.chapters.values())
-    assert len(seen["heights"]) == 2 * len(chapters) and min(seen["heights"]) >= 2.5, seen["heights"]
-    assert [t.split(":")[0] for t in seen["titles"][::2]] == [c.title for c in chapters]
+    for chapter in chapters:
+        plots.size_sweep(study, tmp_path / "size_sweep", chapter.id)
+    assert len(seen) == len(chapters) and min(s["height"] for s in seen) >= 3.0, [s["height"] for s in seen]
+    assert all(s["title"].startswith(f"{c.title}, float32") for s, c in zip(seen, chapters))
     shapes = {f"{m}×{n}×{k}" for m, n, k in zip(study.results.M, study.results.N, study.results.K)
               if not m == n == k}
-    for chapter, rows, legend, lines, drawn in zip(chapters, seen["rows"], seen["legends"], seen["lines"],
-                                                   seen["drawn"]):
-        shown = [v.title for v in registry.values() if not v.is_step or v.chapter == chapter.id]
-        assert sorted(rows, key=[v.title for v in registry.values()].index) == shown   # every variant a row
-        assert rows == [registry[v].title for v in sorted(registry, key=registry.course.get)
-                        if registry[v].title in shown]                                 # in course order
-        assert {t for t in legend if not t.startswith("failed")} == shapes
-        assert len(lines) >= drawn - legend.count("failed (failures.txt says why)")   # colour and marker: apart
-    assert "failed (failures.txt says why)" in seen["legends"][0]   # the fixture's failed measurement
+    for chapter, s in zip(chapters, seen):
+        shown = set(registry[v].title for v in study.chapter_rows(study.summary, chapter.id, context=True)["variant"])
+        assert set(s["rows"]) == shown                                                   # every variant a row
+        assert s["rows"] == [registry[v].title for v in sorted(registry, key=registry.course.get)
+                             if registry[v].title in shown]                              # in course order
+        assert {t for t in s["legend"] if not t.startswith("failed")} == shapes
+        assert len(s["lines"]) >= s["drawn"] - s["legend"].count("failed (failures.txt says why)")   # apart
+    assert "failed (failures.txt says why)" in seen[0]["legend"]   # the fixture's failed measurement
 
 
 def test_the_progression_is_no_strip_at_the_readmes_width(tmp_path, registry, monkeypatch):
-    """Issue 26: the FP32 progression (20 steps) was 4.7 times as wide as high, 190 pixels high in the README."""
+    """Issue 26: the FP32 progression (20 steps) was 4.7 times as wide as high, 190 pixels high in the README;
+    issue 77: at 23 inches wide its words were 5 pixels high there. Its bars lie across the page now: the figure
+    is no wider than a page shows unscaled-ish (10 inches), and taller than wide for 20 steps."""
     import importlib
     import matplotlib.pyplot as plt
     progression = importlib.import_module("matmulstudy.report.plots.progression")   # the module, not its function
     sizes = []
 
-    def keep(fig, stem):
-        sizes.append((fig.get_figwidth(), fig.get_figheight()))
+    def keep(fig, stem, png=False):
+        sizes.append((fig.get_figwidth(), fig.get_figheight(), png))
         plt.close(fig)
         return []
     monkeypatch.setattr(progression, "save", keep)
     plots.progression(fixture_study(registry, tmp_path), tmp_path / "progression")
-    (width, height), = sizes
-    assert len(registry.steps(precision=PRECISIONS["fp32"])) >= 20 and width / height <= 3.0, (width, height)
+    (width, height, png), = sizes
+    assert len(registry.steps(precision=PRECISIONS["fp32"])) >= 20 and width <= 10 and height >= width, (width, height)
+    assert png   # the README's hero: a PNG too
 
 
 def test_steps_of_several_chapters_are_drawn_in_their_chapters(tmp_path, registry):
@@ -301,11 +304,12 @@ def test_hardware_figure_renders_with_and_without_ncu(tmp_path, registry):
              "bank_conflicts_per_shared_ld": 0.1, "achieved_occupancy_pct": 40.0, "dram_throughput_pct": 10.0}
             for v in registry.steps()]
     hw = pd.DataFrame(rows)
-    paths = plots.hardware(fixture_study(registry, tmp_path, hw), tmp_path / "hw")
+    first = registry.steps()[0].chapter
+    paths = plots.hardware(fixture_study(registry, tmp_path, hw), tmp_path / "hw", first)
     assert "global-load sectors" in (tmp_path / "hw.svg").read_text()
     bare = hw.drop(columns=["global_ld_sectors_per_request", "bank_conflicts_per_shared_ld",
                             "achieved_occupancy_pct", "dram_throughput_pct"])
-    paths += plots.hardware(fixture_study(registry, tmp_path, bare), tmp_path / "hw_bare")
+    paths += plots.hardware(fixture_study(registry, tmp_path, bare), tmp_path / "hw_bare", first)
     assert "global-load sectors" not in (tmp_path / "hw_bare.svg").read_text()
     for p in paths:
         assert p.stat().st_size > 5000
@@ -394,13 +398,14 @@ def test_the_power_figure_draws_each_gpu_variants_sustained_run_under_the_power_
     s.loc[(s["variant"] == "cublas") & (s["M"] == 4096), "mean_power_w"] = np.nan   # as if launch-bound
     s["gflop_per_joule"] = s["sustained_gflops"] / s["mean_power_w"]
     drawn = Study(tmp_path, study.results, s, study.hardware, {**GPU, "power_limit_w": 700.0}, registry, {}, 4096)
-    plots.power(drawn, tmp_path / "power")
+    first = registry.steps()[0].chapter   # a chapter of FP32 steps, with cuBLAS FP32 beside them
+    plots.power(drawn, tmp_path / "power", first)
     svg = (tmp_path / "power.svg").read_text()
     assert "power limit 700 W" in svg and "(1 launch-bound: no energy)" in svg and "GFLOP/J" in svg
-    steps = at_size(s, 4096, verified=True)
+    steps = drawn.chapter_rows(at_size(s, 4096, verified=True), first, context=True)
     shown = steps[steps["mean_power_w"].notna()]
-    assert all(registry[v].title in svg for v in shown["variant"])
-    plots.power(study, tmp_path / "none")
+    assert len(shown) > 1 and all(registry[v].title in svg for v in shown["variant"])
+    plots.power(study, tmp_path / "none", first)
     assert "measured before the energy phase" in (tmp_path / "none.svg").read_text()
 
 

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import ROOT, fresh_copy, snakemake
+from conftest import ROOT, fresh_copy, snakemake, svg_words
 from matmulstudy.report.results import read_results
 from matmulstudy.errors import StudyError
 from matmulstudy.study import snapshot
@@ -38,6 +38,10 @@ def test_dry_run_builds_the_expected_dag(tmp_path, default_config, registry, ncu
     built = builds(settings, registry)
     cuda_builds = [(v, d) for v, d in built if v.backend == "cuda"]
     counts = job_counts(proc.stdout)
+    measured = [registry[v] for v in settings.variants]
+    headline = {v.precision for v in measured if v.is_gpu and v.is_step} & {
+        v.precision for v in measured if v.role == "reference"}
+    assert len(headline) >= 5   # FP32, TF32, BF16 and FP8's two
     expected = {
         "query_gpu": 1,
         "compile_harness": 1,
@@ -46,7 +50,8 @@ def test_dry_run_builds_the_expected_dag(tmp_path, default_config, registry, ncu
         "make_inputs": n_inputs,   # no make_reference job: a study with a GPU makes its references there
         "measure_variant": len(bench_jobs(settings, registry)),
         "measure_energy": 1,       # every GPU variant's sustained run, after every timed one
-        "measure_headline": 1,     # each precision's best step and its reference in rounds, after that
+        "measure_headline": len(headline),   # a job per precision: its best step and reference in rounds
+        "gather_headline": 1,
         "collect_results": 1,
         "plot_report": 1,
         "all": 1,
@@ -63,7 +68,7 @@ def test_dry_run_builds_the_expected_dag(tmp_path, default_config, registry, ncu
     assert len(cuda_builds) == sum(len(v.dtypes) for v in registry.values() if v.backend == "cuda")
     assert "results/h100/build/int32/gpu_tiled.cubin" in proc.stdout
     assert "reports/h100/figures/progression.png" in proc.stdout
-    assert "reports/h100/figures/progression_int32.png" in proc.stdout
+    assert "reports/h100/figures/progression_int32.svg" in proc.stdout
     assert ("results/h100/ncu/gpu_outer_4096x4096x4096.json" in proc.stdout) == ncu
 
 
@@ -182,9 +187,10 @@ def test_cpu_only_study_runs_end_to_end_and_renders(tmp_path, registry):
     assert built["compiler"].str.startswith("gcc").all() and (built["compiler_flags"] == "-O2 -shared -fPIC").all()
     own = snapshot.read_registry(report)   # what the study was measured with, kept beside it
     assert list(own) == cfg["variants"] and snapshot.read_config(report)["label"] == cfg["label"]
-    for name in ("size_sweep", "progression", "hardware"):
-        for ext in ("png", "svg"):
-            assert (report / "figures" / f"{name}.{ext}").stat().st_size > 1500   # a palette PNG: a few KB
+    first = next(iter(registry.chapters))   # a study without a GPU draws its CPU variants with the first chapter's
+    for name, ext in (("progression", "png"), ("progression", "svg"), (f"size_sweep_{first}", "svg"),
+                      (f"timing_{first}", "svg"), (f"margin_{first}", "svg")):
+        assert (report / "figures" / f"{name}.{ext}").stat().st_size > 1500   # a palette PNG: a few KB
     assert (report / "failures.txt").read_text() == ""
     assert "Every result verified" in proc.stderr
     # one log per job: one bench job per variant, every shape in it
@@ -206,8 +212,8 @@ def test_cpu_only_study_runs_end_to_end_and_renders(tmp_path, registry):
     assert "the repository's `README.md`" in page   # a study outside the repository links nowhere wrong
     svg = (report / "figures" / "progression.svg").read_text()
     assert all(registry[v].title in svg for v in cfg["variants"]) and "×" in svg
-    # the int32 figure's placeholder, in words (Matplotlib keeps a text's string in a comment beside its glyphs)
-    words = " ".join(re.findall(r"<!-- (.*?) -->", (report / "figures" / "progression_int32.svg").read_text()))
+    # the int32 figure's placeholder, in words
+    words = svg_words(report / "figures" / "progression_int32.svg")
     assert "No int32 measurements in this study: it measured float32 only" in words and "[" not in words
 
 
@@ -308,7 +314,7 @@ def test_a_variant_that_fails_costs_only_itself(tmp_path):
     page = (report / "README.md").read_text()
     assert "## Failures" in page and "build failed: gcc failed on" in page and "cpu_wrong float32" in page
     assert "| not measured (build or run failed) | " in page
-    svg = (report / "figures" / "size_sweep.svg").read_text()
+    svg = svg_words(report / "figures" / f"size_sweep_{next(iter(snapshot.read_registry(report).chapters))}.svg")
     assert "cpu_broken: build failed" in svg and "cpu_wrong: verification failed" in svg
     assert (report / "figures" / "progression.png").exists()
 

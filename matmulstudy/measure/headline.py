@@ -155,3 +155,15 @@ def describe(row: dict) -> str:
     if "gflops" not in row or pd.isna(row.get("gflops")):
         return head + f"n/a: {row.get('note', '')}"
     return head + f"{row['gflops']:,.1f} GFLOP/s at {row['sm_clock_mhz']:.0f} MHz"
+
+
+def gather(parts: list) -> pd.DataFrame:
+    """The precisions' headline tables (a job each) as one, in the precisions' order: a precision whose job found
+    no contender adds no row."""
+    tables = [pd.read_csv(part) for part in parts]
+    tables = [t for t in tables if len(t)]
+    if not tables:
+        return pd.DataFrame(columns=FIRST)
+    table = pd.concat(tables, ignore_index=True)
+    rank = {p.id: i for i, p in enumerate(precisions.TABLE)}
+    return table.sort_values("precision", key=lambda s: s.map(rank), kind="stable", ignore_index=True)

@@ -116,6 +116,28 @@ class Study:
         """A study without a GPU: its CPU variants only (the baselines), timed by the wall clock."""
         return not self.on_gpu(self.results).any()
 
+    def chapter_rows(self, df: pd.DataFrame, chapter: str, context: bool = False) -> pd.DataFrame:
+        """The rows of a table that are of one chapter's steps, with `context` those of the baselines and
+        references drawn beside them for scale too: the CPU baselines, the base precision's reference and the
+        chapter's own."""
+        ids = [v.id for v in self.registry.steps(chapter)] if chapter in self.registry.chapters else []
+        if context:
+            mine = self.registry.chapters[chapter].precision if ids else precisions.BASE
+            references = {getattr(self.registry.reference(p), "id", None) for p in (precisions.BASE, mine)}
+            ids += [v.id for v in self.registry.values() if not v.is_step and (not v.is_gpu or v.id in references)]
+        return df[df["variant"].isin(ids)]
+
+    def chapter_missing(self, chapter: str) -> str | None:
+        """Why this study has nothing to draw of a chapter (one measured before the chapter was added, or one whose
+        GPU skipped it), or None where it has the chapter's steps. A study without a GPU draws its CPU variants in
+        the first chapter's figures (the context of every chapter), and says so in the others."""
+        first = next(iter(self.registry.chapters), None)
+        if self.cpu_only:
+            return None if chapter == first else f"no GPU in this study: its CPU variants are drawn with '{first}'"
+        if chapter not in self.registry.chapters or self.chapter_rows(self.summary, chapter).empty:
+            return f"the chapter '{chapter}' is not in this study: its steps were not measured here"
+        return None
+
     def steps_only(self, df: pd.DataFrame, precision: precisions.Precision | None = None) -> pd.DataFrame:
         """The rows of a table that are of steps (the kernels of the progression), of one precision's
         chapters if given."""

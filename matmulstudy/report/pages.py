@@ -11,7 +11,7 @@ from __future__ import annotations
 from .. import precisions
 from . import explain, headline
 from .committed import Study
-from .figures import FIGURES
+from .figures import FIGURES, family
 from .readme import ABSENT, renumbered
 from .results import NOT_IN_ENERGY_PHASE, at_size, failures
 from .study_facts import (counts, facts, harness_checks, limits, repo_link, settings_apart, taken_on,
@@ -116,7 +116,7 @@ def study_page(study: Study) -> str:
              f"tables in this folder; {repo_link(study, 'README.md')} says how.", "",
              f"![the progression at {size}](figures/progression.png)", "",
              "Where the hand-written kernels win, shape by shape (each chapter's best step, as a share of cuBLAS in "
-             "its precision):", "", "![each chapter's best step by size](figures/best_by_size.png)", "",
+             "its precision):", "", "![each chapter's best step by size](figures/best_by_size.svg)", "",
              "**The study as a course:** [a page per step](steps/README.md), in order, each with what the "
              "step changes and why, its effect and counters, and the code that changed from the step before.",
              "",
@@ -153,12 +153,11 @@ def study_page(study: Study) -> str:
         chapter = explain.progression_table(study.counted, study.hardware, study.registry, size, precision=p,
                                             summary=study.summary, counters_at=study.counters_at)
         if len(chapter):
-            lines += [f"![the {p.adjective} chapter at {size}](figures/progression_{p.id}.png)", "",
+            lines += [f"![the {p.adjective} chapter at {size}](figures/progression_{p.id}.svg)", "",
                       explain.markdown(chapter, f["gpu"], size, level=2, precision=p)]
     lines += technique_table(study)
     lines += ["## Figures", ""]
-    lines += [f"- [{f.name}](figures/{f.name}.png) ([SVG](figures/{f.name}.svg)): {f.what}"
-              for f in FIGURES if (study.folder / "figures" / f"{f.name}.png").exists()]
+    lines += figure_list(study, FIGURES)
     lines += ["", SAMPLES_LINK + ", [summary.csv](summary.csv) (medians, "
               "IQR, noise, fractions), [hardware.csv](hardware.csv) (resources, instruction mix, counters).", ""]
     return "\n".join(lines)
@@ -193,6 +192,23 @@ def technique_table(study: Study) -> list[str]:
             "| --- |" + " ---: |" * len(order),
             *(f"| {t} | " + " | ".join(cell(cells.get(p)) for p in order) + " |" for t, cells in shared.items()),
             ""]
+
+
+def figure_list(study: Study, figures, what: dict | None = None) -> list[str]:
+    """A line per figure the study has drawn, and one per family of a figure per chapter, its chapters' links in
+    the line: '- size_sweep, GFLOP/s against size ...: [the seeds' steps](...), [beyond the seeds](...)'."""
+    lines, families = [], {}
+    for f in figures:
+        if not (study.folder / "figures" / f"{f.name}.svg").exists():
+            continue
+        if f.chapter is None:
+            lines.append(f"- [{f.name}](figures/{f.name}.svg): {(what or {}).get(f.name, f.what)}")
+        else:
+            families.setdefault(family(f), []).append(f)
+    for name, mine in families.items():
+        links = ", ".join(f"[{f.chapter_title}](figures/{f.name}.svg)" for f in mine)
+        lines.append(f"- {name}, {mine[0].what}, a figure per chapter: {links}")
+    return lines
 
 
 # The figures a study without a GPU draws (the others need a GPU's steps, its cuBLAS or its peak).
@@ -230,10 +246,11 @@ def _cpu_page(study: Study, f: dict) -> str:
         lines.append(f"| {study.registry[vid].title} | {at.at[vid, 'median_gflops']:,.2f} | "
                      f"×{at.at[vid, 'median_gflops'] / at.at[order[0], 'median_gflops']:.1f} |")
     lines += ["", "## Figures", ""]
-    what = {"progression": "the CPU variants at the reference size, each with its speedup over the one before"}
-    lines += [f"- [{fig.name}](figures/{fig.name}.png) ([SVG](figures/{fig.name}.svg)): {what.get(fig.name, fig.what)}"
-              for fig in FIGURES if fig.name in CPU_FIGURES and (study.folder / "figures" / f"{fig.name}.png").exists()]
-    others = [fig.name for fig in FIGURES if fig.name not in CPU_FIGURES]
+    first = next(iter(study.registry.chapters), None)
+    drawn = [fig for fig in FIGURES if family(fig) in CPU_FIGURES and fig.chapter in (None, first)]
+    lines += figure_list(study, drawn, {"progression": "the CPU variants at the reference size, each with its "
+                                                       "speedup over the one before"})
+    others = list(dict.fromkeys(family(fig) for fig in FIGURES if fig not in drawn))
     lines += [f"- {', '.join(others)}: empty in this study (they draw GPU steps, cuBLAS or the GPU's peak)",
               "", SAMPLES_LINK + ", [summary.csv](summary.csv) (medians, "
               "IQR, noise).", ""]
@@ -266,7 +283,8 @@ def index_page(studies: list[Study], size: int, registry) -> str:
                 if any(v.precision == p and v.is_gpu for st in studies for v in st.registry.values())]
     head = ["GPU", "folder"] + [text for p in measured for text in (f"{p.reference_name}", f"best {p.label} step")]
     lines = ["# The study on each GPU", "",
-             f"![the progression on each GPU at {size}](figures/progression_by_gpu.png)", "",
+             *[line for p in measured for line in (f"![the {p.label} steps on each GPU at {size}]"
+                                                   f"(figures/progression_by_gpu_{p.id}.svg)", "")],
              f"At {size}×{size}×{size}; each step's fraction is of the same GPU's cuBLAS in the step's precision.", "",
              "| " + " | ".join(head + ["measured", "commit"]) + " |",
              "| --- | --- |" + " ---: | --- |" * len(measured) + " --- | --- |"]

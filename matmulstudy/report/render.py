@@ -18,8 +18,9 @@ import sys
 from pathlib import Path
 
 from . import pages, plots, steps
+from .. import precisions
 from .committed import DEFAULT_SIZE, Study, check_folder, studies_in
-from .figures import FIGURES
+from .figures import FIGURES, family
 from .study_facts import provenance_rst
 from ..errors import StudyError
 from ..study.registry import load_registry
@@ -33,7 +34,7 @@ def render(report: Path, size: int | None = None, only: list[str] | None = None,
     another left in Matplotlib's state; tests/test_report.py checks it). The hardware figure alone takes a
     quarter of the time of all of them."""
     check_folder(report)   # before any worker starts
-    names = [f.name for f in FIGURES if only is None or f.name in only]
+    names = [f.name for f in FIGURES if only is None or f.name in only or family(f) in only]
     if workers > 1 and len(names) > 1:
         with multiprocessing.get_context("fork").Pool(min(workers, len(names)), maxtasksperchild=1) as pool:
             drawn = pool.starmap(_draw, [(report, size, name) for name in names], chunksize=1)
@@ -42,6 +43,10 @@ def render(report: Path, size: int | None = None, only: list[str] | None = None,
         study = Study.load(report, size)
         drawn = [_draw(report, size, name, study) for name in names]
     paths = [path for figure in drawn for path in figure]
+    if only is None:   # a figure no longer drawn (renamed, split per chapter, a form no longer written)
+        for old in sorted((Path(report) / "figures").iterdir()):
+            if old not in paths:
+                old.unlink()
     page, rst = Path(report) / "README.md", Path(report) / "provenance.rst"
     written = [path for path, text in ((page, pages.study_page(study)), (rst, provenance_rst(study)))
                if write_changed(path, text)]
@@ -77,9 +82,13 @@ def write_step_pages(study: Study) -> list[Path]:
 
 
 def render_gpus(reports: list[Path], out: Path, size: int = DEFAULT_SIZE) -> list[Path]:
-    """Every GPU's study side by side: out/figures/progression_by_gpu.* and out/README.md."""
+    """Every GPU's study side by side: out/figures/progression_by_gpu_<precision>.svg and out/README.md."""
     studies = [Study.load(r) for r in reports]
-    paths = plots.by_gpu(studies, size, Path(out) / "figures" / "progression_by_gpu")
+    paths = [path for p in precisions.TABLE
+             for path in plots.by_gpu(studies, size, Path(out) / "figures" / f"progression_by_gpu_{p.id}", p)]
+    for old in sorted((Path(out) / "figures").iterdir()):   # a figure no longer drawn
+        if old not in paths:
+            old.unlink()
     index = Path(out) / "README.md"
     index.write_text(pages.index_page(studies, size, load_registry(check_files=False)))
     return paths + [index]
@@ -91,8 +100,10 @@ def main(argv=None) -> None:
     p.add_argument("--all", action="store_true", help="render every study under it and the cross-GPU page")
     p.add_argument("--size", type=int, help="size of the progression chart (default: the study's reference_size)")
     p.add_argument("--workers", type=int, default=1, help="figures drawn side by side (default: one at a time)")
-    p.add_argument("--only", nargs="+", metavar="FIGURE", choices=[f.name for f in FIGURES],
-                   help="draw these figures alone (the pages are written in full)")
+    p.add_argument("--only", nargs="+", metavar="FIGURE",
+                   choices=list(dict.fromkeys([f.name for f in FIGURES] + [family(f) for f in FIGURES])),
+                   help="draw these figures alone, or every chapter's of a figure per chapter (size_sweep); the "
+                        "pages are written in full")
     args = p.parse_args(argv)
     folders = studies_in(args.report) if args.all else [args.report]
     try:

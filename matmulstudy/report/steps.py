@@ -1,6 +1,6 @@
 """A page per step (reports/<label>/steps/NN_<id>.md), for reading the study as a course, in order.
 
-Each page is drawn from the study's own registry, tables and kernels/ (the
+Each page is drawn from the study's own registry, tables and kernels.tar.gz (the
 sources it was measured with: study/snapshot.py), like the rest of the
 study's pages, so it re-renders byte for byte. It shows:
 
@@ -33,7 +33,7 @@ import pandas as pd
 
 from .. import precisions
 from ..study.counters import COUNTERS
-from ..study.snapshot import includes, read_kernel, with_includes
+from ..study.snapshot import KERNELS, includes, read_kernel, with_includes
 from . import explain
 from .committed import Study
 
@@ -104,6 +104,16 @@ def _code(source: str) -> list[str]:
     lines = source.splitlines()
     start = next((i for i, line in enumerate(lines) if not line.startswith("//")), len(lines))
     return lines[start:]
+
+
+_OWN_PAGE = re.compile(r"\b([Tt])he step's page( and [^)]*?)? give(s?)\b")
+
+
+def on_its_page(line: str) -> str:
+    """A header's line as its own step page shows it: 'The step's page gives the measured values', read on that
+    page, points below it."""
+    return _OWN_PAGE.sub(lambda m: f"{'I' if m.group(1) == 'T' else 'i'}ts effect, below,{m.group(2) or ''} "
+                                   f"give{m.group(3)}", line)
 
 
 def step_before(study: Study, variant):
@@ -182,6 +192,71 @@ def _switches(diff: list[str]) -> set[str]:
     return set(re.findall(r"\b[A-Z]\w*::(\w+)", added))
 
 
+def template_switches(diff: list[str], headers) -> set[str]:
+    """The names of the template parameters a step sets otherwise than the step before: where a `using X =
+    Role<...>;` of the diff's removed lines and its added one differ in an argument, the parameter of that
+    position in the role's template (in `headers`' texts), followed through alias templates to the ones they
+    name (`Bf16Mainloop<true, ...>` sets SteppedDescriptors, which SmemMainloop takes as its second). A step
+    that switches a role's technique on by a bare `true` shows where the shared code reads it."""
+    params = _template_params("\n".join(headers))
+    uses = {side: {m.group(1): (m.group(2), _split_args(m.group(3))) for m in _USING.finditer("\n".join(
+        line[1:] for line in diff if line.startswith(side) and not line.startswith(side * 3)))} for side in "-+"}
+    out = set()
+    for alias, (role, args) in uses["+"].items():
+        old_role, old_args = uses["-"].get(alias, (None, []))
+        if old_role == role:
+            for i in range(max(len(args), len(old_args))):
+                if (args[i:i + 1] or [None]) != (old_args[i:i + 1] or [None]):
+                    out |= _parameter(params, role, i)
+    return out
+
+
+_USING = re.compile(r"\busing\s+(\w+)\s*=\s*(\w+)\s*<(.*)>\s*;")
+_TEMPLATE = re.compile(r"template\s*<([^;{]*?)>\s*(?:struct|class)\s+(\w+)|template\s*<([^;{]*?)>\s*using\s+(\w+)\s*="
+                       r"\s*(\w+)\s*<([^;]*)>\s*;")
+
+
+def _template_params(source: str) -> dict[str, tuple[list[str], tuple | None]]:
+    """{template's name: (its parameters' names, the template an alias names and its arguments, or None)}."""
+    out = {}
+    for m in _TEMPLATE.finditer(source):
+        if m.group(2):
+            out.setdefault(m.group(2), (_names(m.group(1)), None))
+        else:
+            out.setdefault(m.group(4), (_names(m.group(3)), (m.group(5), _split_args(m.group(6)))))
+    return out
+
+
+def _parameter(params: dict, role: str, i: int, depth: int = 4) -> set[str]:
+    """The name of a template's i-th parameter, and those of the templates it is passed on to, as far as aliases
+    go."""
+    if role not in params or i >= len(params[role][0]) or depth == 0:
+        return set()
+    name, (_, target) = params[role][0][i], params[role]
+    found = {name}
+    for j, arg in enumerate(target[1] if target else []):
+        if arg == name:
+            found |= _parameter(params, target[0], j, depth - 1)
+    return found
+
+
+def _split_args(text: str) -> list[str]:
+    """A template's arguments (or parameters), split at its top-level commas."""
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        depth += c in "<([" and 1 or 0
+        depth -= c in ">)]" and 1 or 0
+        if c == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    return [p for p in parts + [text[start:].strip()] if p]
+
+
+def _names(parameters: str) -> list[str]:
+    """The names of a template's parameters: `bool Stepped, int B = 1, class Op` -> [Stepped, B, Op]."""
+    return [re.findall(r"\w+", p.split("=")[0])[-1] for p in _split_args(parameters)]
+
+
 def _fenced(blocks: list[list[str]]) -> list[str]:
     """Excerpts of a file as one CUDA code block, `...` between them."""
     return ["```cuda"] + [line for block in blocks for line in block + ["..."]][:-1] + ["```", ""]
@@ -211,6 +286,12 @@ def _launch_changes(study: Study, variant, before) -> list[tuple[str, str, str]]
     return [(k, _flow(old.get(k)), _flow(new.get(k))) for k in keys if old.get(k) != new.get(k)]
 
 
+def kernel_link(path: str) -> str:
+    """A kernel file as the study kept it: its path, linked to the archive beside the study's tables (the
+    repository's file may have changed since the study ran)."""
+    return f"[`{path}`](../{KERNELS})"
+
+
 def code_section(study: Study, variant, before) -> list[str]:
     """The code that changed from the step before: defines, the header blocks they select, new headers, the
     diff of the file (or the whole file, for a step with no step before)."""
@@ -218,9 +299,9 @@ def code_section(study: Study, variant, before) -> list[str]:
     text = read_kernel(study.folder, path) if path else None
     lines = ["## The code that changed", ""]
     if text is None:
-        return lines + ["This study kept no copy of the step's source (studies before kernels/ was kept: "
+        return lines + ["This study kept no copy of the step's source (studies before its sources were kept: "
                         "`python -m matmulstudy.tools.snapshot --kernels` gives it one from its commit).", ""]
-    link = f"[`{path}`](../kernels/{path})"
+    link = kernel_link(path)
     if before is None:
         return lines + [f"The first step of its precision: its whole file, {link}.", "", "```cuda",
                         text.rstrip("\n"), "```", ""]
@@ -240,17 +321,20 @@ def code_section(study: Study, variant, before) -> list[str]:
     new = [h for h in headers if h not in _included(study, old_path)]
     if new:
         lines += ["Files it includes that the step before did not: "
-                  + ", ".join(f"[`{h}`](../kernels/{h})" for h in new) + ".", ""]
+                  + ", ".join(kernel_link(h) for h in new) + ".", ""]
     diff = list(difflib.unified_diff(_code(old), _code(text), f"a/{old_path}", f"b/{path}", lineterm="", n=3))
-    names = set(changed) | _switches(diff)
-    for header in [h for h in _included_all(study, path) if h not in new] if names else []:
+    shared = {h: read_kernel(study.folder, h) or "" for h in _included_all(study, path)}
+    roles = template_switches(diff, shared.values())   # a role's parameter it sets otherwise, by its name
+    names = set(changed) | _switches(diff) | roles
+    for header in [h for h in shared if h not in new] if names else []:
         # the headers the file includes itself: the defines and what its code passes by name (Order::rows);
-        # those they include: the defines alone (a name like `rows` is any function's parameter there)
-        asked = names if header in headers else set(changed)
+        # those they include: the defines and the roles' parameters (a name like `rows` is any function's
+        # parameter there)
+        asked = names if header in headers else set(changed) | roles
         source = read_kernel(study.folder, header) or ""
         blocks = excerpt(source, asked) if asked else []
         if blocks:
-            lines += [f"Where [`{header}`](../kernels/{header}) switches on "
+            lines += [f"Where {kernel_link(header)} switches on "
                       + ", ".join(f"`{n}`" for n in sorted(asked)) + ":", ""] + _fenced(blocks)
     for header in new:   # a header it brings in: what the step's code now calls
         source = read_kernel(study.folder, header) or ""
@@ -265,18 +349,26 @@ def code_section(study: Study, variant, before) -> list[str]:
     return lines
 
 
-def effect_section(study: Study, variant, table: pd.DataFrame, slower: list[str], before) -> list[str]:
+def effect_section(study: Study, variant, table: pd.DataFrame, slower: list[str], before,
+                   others: pd.DataFrame | None = None) -> list[str]:
     """The step's effect at the progression's size (`table`: its precision's progression_table, `slower`: its
-    slower_steps), its named counters, and every shape."""
+    slower_steps, `others`: every precision's tables, for a step before of another precision: builds_on), its
+    named counters, and every shape."""
     p = variant.precision
     reference = study.registry.reference(p)
     size = study.size
     lines = [f"## Its effect at {size}×{size}×{size}", ""]
     rows = table.set_index("variant") if len(table) else table
+    if before is not None and before.precision != p and others is not None and len(rows) and \
+            before.id in set(others["variant"]):   # its row beside this precision's, its speedup across the two
+        rows = pd.concat([rows, others.set_index("variant").loc[[before.id]]])
+        if variant.id in rows.index:
+            rows.loc[variant.id, "speedup"] = rows.loc[variant.id, "gflops"] / rows.loc[before.id, "gflops"]
+            rows.loc[variant.id, "slower"] = False   # the spread of two precisions' samples is not compared
     if variant.id not in rows.index:
         return lines + ["Not timed at this size in this study (see the study's failures and skipped variants).", ""]
     row = rows.loc[variant.id]
-    rank = list(table.sort_values("gflops", ascending=False)["variant"]).index(variant.id) + 1
+    rank = list(table.sort_values("gflops", ascending=False)["variant"]).index(variant.id) + 1   # in its precision
     summ = study.summary[(study.summary["variant"] == variant.id) & (study.summary["dtype"] == "float32")]
     at = summ[(summ["M"] == size) & (summ["N"] == size) & (summ["K"] == size)]
     frac = at["frac_of_cublas"].iloc[0] if len(at) and "frac_of_cublas" in at else None
@@ -386,16 +478,18 @@ def step_pages(study: Study) -> dict[str, str]:
             "[the study](../README.md)", "[every step](README.md)",
             f"next: [{following.title}]({page_name(following)})" if following else None]))
         chapter = study.registry.chapters[variant.chapter]
-        lines = [f"# {variant.title}", "", nav, "",
-                 f"Chapter: {precisions.chapter_name(chapter.title, variant.precision)}, on "
-                 f"{study.gpu['gpu_name']}. Source: {variant.source}."
-                 + _renumbered(variant.was), "",
-                 "## What it changes, and why", "", "(Its file's header, as the study ran it.)", ""]
         path = _file(study, variant)
         text = read_kernel(study.folder, path) if path else None
-        header, pitfalls = split_pitfalls(header_comment(text) if text else [])
+        header, pitfalls = split_pitfalls([on_its_page(line) for line in header_comment(text)] if text else [])
+        # the registry's source, unless the header gives it (the same words twice, one under the other)
+        source = "" if any(line.startswith("Source:") for line in header) else f" Source: {variant.source}."
+        lines = [f"# {variant.title}", "", nav, "",
+                 f"Chapter: {precisions.chapter_name(chapter.title, variant.precision)}, on "
+                 f"{study.gpu['gpu_name']}.{source}" + _renumbered(variant.was), "",
+                 "## What it changes, and why", "", "(Its file's header, as the study ran it.)", ""]
         lines += header or ["This study kept no copy of the step's source."]
-        lines += [""] + effect_section(study, variant, tables[variant.precision], slower[variant.precision], before)
+        lines += [""] + effect_section(study, variant, tables[variant.precision], slower[variant.precision], before,
+                                       pd.concat([t for t in tables.values() if len(t)]) if before else None)
         if pitfalls:
             said = [p.removeprefix(PITFALL).strip() for p in pitfalls]
             lines += ["## Where public kernels go wrong", ""] + [p[:1].upper() + p[1:] for p in said] + [""]

@@ -38,6 +38,7 @@ SASS = RESULTS + "/build/{dtype}/{variant}.sass.json"
 SAMPLES = RESULTS + "/bench/{dtype}/{variant}_s{seed}.csv"
 ENERGY = RESULTS + "/energy.csv"                       # every GPU variant's sustained run, after every timed one
 HEADLINE = RESULTS + "/headline.csv"                   # the headline ratios in rounds, after the energy phase
+HEADLINE_PART = RESULTS + "/headline/{precision}.csv"  # one precision's rounds: a job each (one call of a lent GPU)
 NCU = RESULTS + "/ncu/{variant}_{shape}.json"
 SANITIZER = RESULTS + "/sanitizer/{variant}.csv"
 TUNING = RESULTS + "/tuning/{variant}.{ext}"          # csv: every candidate; json: the choice
@@ -56,7 +57,7 @@ STUDY_FILES = {
 }
 FIGURE = REPORT + "/figures/{name}.{ext}"             # png and svg
 GPUS = "reports"                                      # the studies side by side
-GPUS_FIGURE = GPUS + "/figures/progression_by_gpu.{ext}"
+GPUS_FIGURE = GPUS + "/figures/progression_by_gpu_{precision}.svg"   # one per precision
 GPUS_PAGE = GPUS + "/README.md"
 
 

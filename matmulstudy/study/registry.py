@@ -39,7 +39,8 @@ ROLES = ("step", "reference", "cpu_baseline")
 BASELINES = "baselines"   # the folder of the kernels that are no step (a step's is its chapter's)
 _KEYS = {"id", "backend", "file", "kernel", "title", "source", "defines", "block", "tile", "grid",
          "flop_per_byte", "dtypes", "precision", "role", "chapter", "max_size", "search", "shows", "needs",
-         "tensor_maps", "cluster", "align_rows", "launch_number", "launches", "technique", "was", "shown_at"}
+         "tensor_maps", "cluster", "align_rows", "launch_number", "launches", "technique", "was", "shown_at",
+         "builds_on"}
 # Read in the snapshots of studies measured before the kernels exported their shared memory (gpu/cubin.py),
 # and nothing else: a formula of the defines that the registry gave then.
 _SNAPSHOT_KEYS = {"shared"}
@@ -137,7 +138,7 @@ def _parse_entry(i: int, raw: dict, kernels_dir: Path, chapters: dict, check_fil
                                                          where),
                       launches=_parse_launches(raw.get("launches"), kernel, backend, raw.get("tensor_maps"),
                                                raw.get("align_rows"), where),
-                      technique=technique, was=_parse_was(raw.get("was")))
+                      technique=technique, was=_parse_was(raw.get("was")), builds_on=raw.get("builds_on"))
     if backend == "cuda":
         variant.flop_per_byte  # evaluates, or says what is wrong
         variant.tensor_maps  # boxes the copy engine takes, or says what is wrong
@@ -299,6 +300,11 @@ class Registry(Mapping):
             if v.id in variants:
                 raise StudyError(f"{where}: variant id '{v.id}' appears twice")
             variants[v.id] = v
+        for v in variants.values():
+            if v.builds_on is not None and (v.builds_on not in variants or not variants[v.builds_on].is_step
+                                            or variants[v.builds_on].order >= v.order or not v.is_step):
+                raise StudyError(f"{where}: {v.id}'s builds_on: '{v.builds_on}' is no step before it (builds_on "
+                                 "names the step whose code a step changes, where that is another precision's)")
         references = [v.precision.id for v in variants.values() if v.role == "reference"]
         if len(references) != len(set(references)):
             raise StudyError(f"{where}: more than one reference for one precision ({references})")
@@ -319,8 +325,11 @@ class Registry(Mapping):
                 if v.is_step and chapter in (None, v.chapter) and precision in (None, v.precision)]
 
     def step_before(self, vid: str) -> Variant | None:
-        """The step whose code this one changes: the one before it among the steps of its precision, chapter by
-        chapter (a chapter's first step follows the last of the chapter before of its precision), or None."""
+        """The step whose code this one changes: the one its entry names (builds_on: step 51 promotes step 50's
+        sums, another precision's), else the one before it among the steps of its precision, chapter by chapter
+        (a chapter's first step follows the last of the chapter before of its precision), or None."""
+        if self[vid].builds_on:
+            return self[self[vid].builds_on]
         chapters = list(self.chapters)
         steps = sorted(self.steps(precision=self[vid].precision), key=lambda v: chapters.index(v.chapter))
         i = [v.id for v in steps].index(vid)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from .. import precisions
 from ..errors import StudyError
 from ..gpu import host
 from . import plan
@@ -108,6 +109,13 @@ class StudyRun:
         """Whether the study has headline rounds: a GPU, rounds asked for, float32, and a reference measured."""
         return (self.uses_gpu and self.settings.timing.headline_rounds > 0 and "float32" in self.settings.dtypes
                 and any(v.role == "reference" for v in self.variants))
+
+    def headline_precisions(self) -> list[str]:
+        """The precisions whose rounds the study measures (a job each): those it has a GPU step and the
+        reference of."""
+        return [p.id for p in precisions.TABLE
+                if any(v.is_gpu and v.is_step and v.precision == p for v in self.variants)
+                and getattr(self.registry.reference(p), "id", None) in {v.id for v in self.variants}]
 
     def headline_shapes(self) -> list[str]:
         """The reference size and the largest square size of the sweep (one, if they are the same): where the

@@ -1,10 +1,13 @@
-"""What a study was measured with, kept beside its tables: registry.yaml, config.yaml and kernels/.
+"""What a study was measured with, kept beside its tables: registry.yaml, config.yaml and kernels.tar.gz.
 
 collect writes them into reports/<label>/: the registry entries of the
 variants the study measured, as they were (with the chapters), the
 validated settings, and the source of every built variant with the files
-it includes (kernels/, as under the repository's kernels/: the step pages
-show the code that changed from them). Everything that reads a committed
+it includes (kernels.tar.gz, its paths as under the repository's kernels/:
+the step pages show the code that changed from them). One archive, not
+loose copies: a study's copies were a third of the tree's lines, found
+twice over by every search of the code, and the same bytes written again
+make the same archive (sorted, no times, no owners). Everything that reads a committed
 study (the figures, the pages, the comparison across GPUs, the checks of
 committed results) reads these, never the live kernels/registry.yaml or
 config/config.yaml, so a step added to the registry later changes no
@@ -16,9 +19,12 @@ tools/snapshot.py.
 
 from __future__ import annotations
 
+import functools
+import gzip
+import io
 import posixpath
 import re
-import shutil
+import tarfile
 from pathlib import Path
 
 import yaml
@@ -29,7 +35,7 @@ from .registry import Registry, load_registry
 from .settings import Settings
 
 REGISTRY_FILE, CONFIG_FILE = STUDY_FILES["registry"], STUDY_FILES["config"]
-KERNELS = "kernels"   # the study's copy of its kernels' sources
+KERNELS = "kernels.tar.gz"   # the study's copy of its kernels' sources
 _INCLUDE = re.compile(r'^\s*#include\s+"([^"]+)"', re.M)
 
 
@@ -60,24 +66,42 @@ def includes(path: str, text: str) -> list[str]:
 
 
 def write_kernels(folder: Path, sources: dict[str, str]) -> None:
-    """The study's kernels/ folder: exactly these files (an earlier copy's others removed)."""
-    root = Path(folder) / KERNELS
-    if root.exists():
-        shutil.rmtree(root)
-    for path, text in sources.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text)
+    """The study's kernels.tar.gz: exactly these files, in order of their paths, with no time or owner in it."""
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for path in sorted(sources):
+            data = sources[path].encode()
+            info = tarfile.TarInfo(path)
+            info.size, info.mode = len(data), 0o644
+            tar.addfile(info, io.BytesIO(data))
+    with open(Path(folder) / KERNELS, "wb") as out, gzip.GzipFile(fileobj=out, mode="wb", mtime=0,
+                                                                   filename="") as packed:
+        packed.write(raw.getvalue())
+    _archive.cache_clear()
 
 
 def read_kernel(folder: Path, path: str) -> str | None:
-    """A file of the study's kernels/ (a path under kernels/), or None where the study kept none."""
-    file = Path(folder) / KERNELS / path
-    return file.read_text() if file.is_file() else None
+    """A file of the study's kernels.tar.gz (a path under kernels/), or None where the study kept none."""
+    return _archive(Path(folder).resolve()).get(path)
+
+
+def kept_kernels(folder: Path) -> dict[str, str]:
+    """{path under kernels/: text} of every file the study kept."""
+    return dict(_archive(Path(folder).resolve()))
+
+
+@functools.lru_cache(maxsize=8)
+def _archive(folder: Path) -> dict[str, str]:
+    file = folder / KERNELS
+    if not file.is_file():
+        return {}
+    with tarfile.open(file, mode="r:gz") as tar:
+        return {m.name: tar.extractfile(m).read().decode() for m in tar.getmembers() if m.isfile()}
 
 
 def write(folder: Path, registry: Registry, settings: Settings, note: str = "", read=None) -> None:
-    """registry.yaml (the measured variants' entries, as they were), config.yaml (the settings) and kernels/
-    (their sources: `read(path)` gives a file's text, today's under kernels/ unless given)."""
+    """registry.yaml (the measured variants' entries, as they were), config.yaml (the settings) and
+    kernels.tar.gz (their sources: `read(path)` gives a file's text, today's under kernels/ unless given)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     measured = registry.subset(settings.variants)

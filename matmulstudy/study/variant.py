@@ -79,6 +79,7 @@ class Variant:
     launches: tuple = ()   # ((kernel, condition or None), ...): which kernel of its file a shape launches (step 20)
     technique: str | None = None   # the name the steps applying one technique in several precisions share
     was: tuple = ()   # its numbers before the course was renumbered, oldest first (old notes, commits, links)
+    builds_on: str | None = None   # the step whose code it changes, where that is another precision's (step 51)
 
     def unsupported(self, arch: str | None) -> str | None:
         """Why this variant cannot run in a study built for `arch` (sm_NN or sm_NNa), or None. sm_NN needs

@@ -1,4 +1,4 @@
-"""Give a study measured before snapshots existed its own registry.yaml and config.yaml (or kernels/).
+"""Give a study measured before snapshots existed its own registry.yaml and config.yaml (or kernels.tar.gz).
 
     python -m matmulstudy.tools.snapshot reports/h100 [reports/h100/repeat ...]
     python -m matmulstudy.tools.snapshot --kernels reports/h100    # its kernels' sources, for the step pages
@@ -78,7 +78,7 @@ def migrate(folder: Path, label: str | None = None, results: Path | None = None)
 
 
 def migrate_kernels(folder: Path) -> None:
-    """Give a study with its registry.yaml its kernels/: the sources at the commit its rows name."""
+    """Give a study with its registry.yaml its kernels.tar.gz: the sources at the commit its rows name."""
     folder = Path(folder)
     commit = _commit_of(folder, read_results(folder / STUDY_FILES["results"]))
     write_kernels(folder, kernel_sources(read_registry(folder), _reader(commit)))
@@ -103,13 +103,13 @@ def main(argv=None) -> None:
     p.add_argument("--label", help="the label, if not the folder's name (a repeat: h100-repeat)")
     p.add_argument("--results", type=Path, help="the samples.csv.gz naming the commit, if not the folder's own")
     p.add_argument("--kernels", action="store_true",
-                   help="only the kernels/ folder, from the commit the study's rows name (it has its registry.yaml)")
+                   help="only kernels.tar.gz, from the commit the study's rows name (it has its registry.yaml)")
     args = p.parse_args(argv)
     try:
         for folder in args.folders:
             if args.kernels:
                 migrate_kernels(folder)
-                print(f"{folder}: kernels/ written")
+                print(f"{folder}: kernels.tar.gz written")
                 continue
             migrate(folder, args.label, args.results)
             print(f"{folder}: {REGISTRY_FILE} and {CONFIG_FILE} written")

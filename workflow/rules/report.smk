@@ -5,7 +5,7 @@
 # (matmulstudy/report/figures.py, the one table of figures), one subcategory
 # per GPU.
 from matmulstudy import precisions
-from matmulstudy.report.figures import FIGURES, GPUS_OUTPUTS
+from matmulstudy.report.figures import FIGURES, GPUS_FIGURES, GPUS_OUTPUTS
 from matmulstudy.study import paths
 
 
@@ -18,7 +18,7 @@ rule plot_report:
     output:
         **{f.name: report(paths.fill(paths.FIGURE, name=f.name, ext="svg"), caption=f"../report/{f.caption}",
                           category=f.category, subcategory="{label}") for f in FIGURES},
-        png=[paths.fill(paths.FIGURE, name=f.name, ext="png") for f in FIGURES],
+        png=[paths.fill(paths.FIGURE, name=f.name, ext="png") for f in FIGURES if f.png],   # the README's hero
         page=paths.study_file("page"),
         provenance=paths.study_file("provenance"),
     log:
@@ -37,9 +37,9 @@ rule plot_gpus:
         summaries=lambda wc: [paths.study_file("summary", label) for label in REPORT_LABELS],
         pages=lambda wc: [paths.study_file("page", label) for label in REPORT_LABELS],
     output:
-        svg=report(GPUS_OUTPUTS[0], caption="../report/progression_by_gpu.rst", category="7. Across GPUs"),
-        png=GPUS_OUTPUTS[1],
-        page=GPUS_OUTPUTS[2],
+        svg=[report(path, caption="../report/progression_by_gpu.rst", category="7. Across GPUs")
+             for path in GPUS_FIGURES],
+        page=GPUS_OUTPUTS[-1],
     log:
         "logs/plot_gpus/gpus.log",
     script:

@@ -1,5 +1,5 @@
-# Each precision's best step at the reference size and its reference, in alternating rounds at the headline's
-# shapes: burst and sustained, every result checked again.
+# One precision's best step at the reference size and its reference (the job's precision wildcard), in
+# alternating rounds at the headline's shapes: burst and sustained, every result checked again.
 import pandas as pd
 
 from matmulstudy.gpu import host
@@ -14,7 +14,9 @@ def main(snakemake, log):
     medians = energy.timed_medians(snakemake.input.timed)
     tables = []
     with GpuSession() as gpu:
-        contenders = headline.best_steps(medians, registry, p.reference_size, sms=gpu.sm_count)
+        contenders = {precision: sides for precision, sides in
+                      headline.best_steps(medians, registry, p.reference_size, sms=gpu.sm_count).items()
+                      if precision.id == snakemake.wildcards.precision}
         print(f"best steps (and those within {headline.TIE:.0%}) and references at {p.reference_size}: "
               f"{contenders}", file=log, flush=True)
         named = {vid for sides in contenders.values() for vid in sides}

@@ -15,94 +15,104 @@ import seaborn as sns
 from ... import precisions
 from ..committed import Study
 from ..results import at_size, fraction_of_cublas
-from .style import palette, place_labels, placeholder, plain_log_ticks, point_label, save, shape_label, titles
+from .style import (freeze_layout, group_close, note_below, palette, place_labels, placeholder, plain_log_ticks,
+                    point_label, save, shape_label, titles)
 
 
-def efficiency(study: Study, stem: Path) -> list[Path]:
-    """Heatmaps: each variant's median as a fraction of cuBLAS FP32 and of the FP32 peak, per shape."""
+def efficiency(study: Study, stem: Path, chapter: str) -> list[Path]:
+    """Heatmaps of one chapter's steps and their reference, per shape: each median as a fraction of cuBLAS in the
+    chapter's precision (above), and of that precision's peak (below)."""
+    missing = study.chapter_missing(chapter)
     if not study.gpu.get("fp32_peak_gflops"):
-        return placeholder("no GPU in this study: no cuBLAS or peak to compare with", stem)
+        missing = "no GPU in this study: no cuBLAS or peak to compare with"
+    if missing:
+        return placeholder(missing, stem)
     sns.set_theme(style="white", context="notebook")
-    registry, gpu_name, summary = study.registry, study.gpu["gpu_name"], study.summary
-    s = summary[summary["dtype"] == "float32"].sort_values(["M", "N", "K"], key=lambda c: c.astype(int))
-    s = s.assign(frac_of_cublas=fraction_of_cublas(s, registry))   # as this code defines it, for older studies too
-    s = s.assign(shape=[shape_label(*t) for t in zip(s.M, s.N, s.K)],
-                 flop=2.0 * s.M * s.N * s.K).sort_values("flop")
+    registry, gpu, summary = study.registry, study.gpu, study.summary
+    precision = registry.chapters[chapter].precision
+    reference = registry.reference(precision)
+    s = summary[(summary["dtype"] == "float32") & summary["variant"].isin(
+        [v.id for v in registry.steps(chapter)] + [getattr(reference, "id", None)])]
+    s = s.assign(frac_of_cublas=fraction_of_cublas(s, registry),   # as this code defines it, for older studies too
+                 frac_of_peak=s["median_gflops"] / gpu[precision.peak_key] if gpu.get(precision.peak_key) else np.nan,
+                 shape=[shape_label(*t) for t in zip(s.M, s.N, s.K)], flop=2.0 * s.M * s.N * s.K).sort_values("flop")
     shapes = list(dict.fromkeys(s["shape"]))
     rows = titles(s, registry)
-    others = ", ".join(f"{p.label} steps: {p.reference_name}" for p in precisions.others()
-                       if s["precision"].eq(p.id).any())   # the study's other precisions
-    panels = [("frac_of_cublas", "of cuBLAS in the same precision" + (f" ({others})" if others else "")
-               + ", same shape"),
-              ("frac_of_fp32_peak", "of the GPU's FP32 peak")]
-    fig, axes = plt.subplots(1, 2, figsize=(2.2 + 1.15 * len(shapes) * 2 + 4, 0.55 * len(rows) + 2.4),
-                             sharey=True)
+    panels = [("frac_of_cublas", f"of {precision.reference_name}, same shape"),
+              ("frac_of_peak", f"of the GPU's {precision.label} peak")]
+    height = max(2.6, 0.3 * len(rows) + 1.6)   # a chapter of one step: room for the colour bar's ticks
+    fig, axes = plt.subplots(2, 1, figsize=(10, 2 * height + 0.8), layout="constrained")
     # log10 of the fraction, diverging at 1 (white): below it red, above it blue, so 89% and 219% read apart
     norm = matplotlib.colors.TwoSlopeNorm(vmin=-3.0, vcenter=0.0, vmax=np.log10(5.0))
     ticks = [0.001, 0.01, 0.1, 0.5, 1.0, 2.0, 5.0]
+    failed = s[~s["verified"].astype(bool)].pivot_table(index="title", columns="shape", values="samples",
+                                                         aggfunc="first").reindex(index=rows, columns=shapes)
     for ax, (col, title) in zip(axes, panels):
         table = s.pivot_table(index="title", columns="shape", values=col, aggfunc="first", dropna=False)
         table = table.reindex(index=rows, columns=shapes)
-        failed = s[~s["verified"].astype(bool)].pivot_table(index="title", columns="shape", values="samples",
-                                                             aggfunc="first").reindex(index=rows, columns=shapes)
         labels = table.map(lambda v: "" if pd.isna(v) else (f"{v:.0%}" if v >= 0.095 else f"{v:.1%}"
                                                              if v >= 0.001 else "<0.1%"))
         shade = np.log10(table.astype(float).clip(lower=1e-3, upper=5.0))
-        sns.heatmap(shade, ax=ax, cmap="RdBu", norm=norm, annot=labels, fmt="",
-                    annot_kws={"fontsize": 10}, cbar=ax is axes[-1], linewidths=0.5, linecolor="lightgrey",
-                    cbar_kws={"label": "fraction (log colour scale, white at 100%; past 500% one colour)",
-                              "ticks": np.log10(ticks)})
-        if ax is axes[-1]:
-            ax.collections[0].colorbar.set_ticklabels([f"{t:.1%}" if t < 0.01 else f"{t:.0%}" for t in ticks])
+        sns.heatmap(shade, ax=ax, cmap="RdBu", norm=norm, annot=labels, fmt="", annot_kws={"fontsize": 9},
+                    cbar=False, linewidths=0.5, linecolor="lightgrey")
         for i, j in zip(*np.nonzero(failed.notna().to_numpy())):   # seaborn leaves empty cells unlabelled
-            ax.text(j + 0.5, i + 0.5, "failed", ha="center", va="center", color="red", fontsize=10,
+            ax.text(j + 0.5, i + 0.5, "failed", ha="center", va="center", color="red", fontsize=9,
                     fontweight="bold")
-        ax.set_title(title, fontsize=10)
+        ax.set_title(title, fontsize=11)
         ax.set_xlabel("size n (M = N = K) or shape M×N×K")
         ax.set_ylabel("")
-        ax.tick_params(axis="x", labelrotation=30)
+        ax.tick_params(axis="x", labelrotation=30, labelsize=9)
+        ax.tick_params(axis="y", labelsize=9)
         for label in ax.get_xticklabels():
             label.set_ha("right")
-    fig.suptitle(f"Efficiency of each variant, float32, on {gpu_name}: median GFLOP/s over the reference\n"
-                 "(empty: another precision's peak, or not measured)", fontsize=12)
-    fig.tight_layout(rect=(0, 0, 1, 1 - 0.9 / fig.get_figheight()))   # the title's two lines above the panels'
+    bar = fig.colorbar(axes[0].collections[0], ax=axes, ticks=np.log10(ticks), shrink=0.8,   # one for both panels
+                       label="fraction (log colour scale, white at 100%; past 500% one colour)")
+    bar.set_ticklabels([f"{t:.1%}" if t < 0.01 else f"{t:.0%}" for t in ticks])
+    fig.suptitle(f"Efficiency of {registry.chapters[chapter].title}, float32 inputs, on {gpu['gpu_name']}:\n"
+                 "median GFLOP/s over the reference (empty: not measured)", fontsize=11)
     return save(fig, stem)
 
 
-def roofline(study: Study, stem: Path) -> list[Path]:
-    """Each GPU variant at its arithmetic intensity, under the measured bandwidth and the peak of its
-    precision: the FP32 steps and cuBLAS FP32 under the FP32 peak, and a panel for each other precision the
-    study has steps in, with them and cuBLAS in it under its dense peak.
+def roofline(study: Study, stem: Path, chapter: str) -> list[Path]:
+    """One chapter's steps and their reference at their arithmetic intensity, under the measured bandwidth and
+    the peak of the chapter's precision.
 
     Two intensities per step where both are known, joined by a line: the
     seed's model, flop per byte loaded from global memory (hollow), and flop
     per byte actually read from DRAM, measured by ncu on one launch at this
     size (filled): the distance between them is what the caches saved.
     """
+    missing = study.chapter_missing(chapter)
     if not study.gpu.get("fp32_peak_gflops"):
-        return placeholder("no GPU in this study: no peak or bandwidth to draw a roof with", stem)
+        missing = "no GPU in this study: no peak or bandwidth to draw a roof with"
+    precision = study.registry.chapters[chapter].precision if not missing else None
+    points = [] if missing else _roofline_points(study, precision, chapter)
+    if missing or not points or not study.gpu.get(precision.peak_key):
+        return placeholder(missing or f"no point of this chapter under a roof: no {precision.label} peak, or no "
+                           "intensity known", stem)
     sns.set_theme(style="whitegrid", context="notebook")
-    gpu, size = study.gpu, study.size
-    panels = [(p, points) for p in precisions.TABLE if gpu.get(p.peak_key)
-              and (points := _roofline_points(study, p))
-              and (p.is_base or study.steps_only(study.summary, p).size)]
-    fig, axes = plt.subplots(len(panels), 1, figsize=(13, 7.5 * len(panels)), squeeze=False)
-    labels = [_roofline_panel(ax, study, precision, points) for ax, (precision, points) in zip(axes[:, 0], panels)]
-    fig.suptitle(f"Roofline at {size}×{size}×{size}, float32 inputs, on {gpu['gpu_name']}", fontsize=12)
-    fig.tight_layout(rect=(0, 0, 1, 1 - 0.4 / fig.get_figheight()))   # the title above the first panel's
-    for ax, (points, hollow) in zip(axes[:, 0], labels):   # where the points lie is known once laid out
-        place_labels(ax, points, others=hollow)
+    fig, ax = plt.subplots(figsize=(10, 6.5), layout="constrained")
+    labels, hollow, above = _roofline_panel(ax, study, precision, points)
+    ax.set_title(f"Roofline of {study.registry.chapters[chapter].title} at {study.size}×{study.size}×{study.size}, "
+                 f"float32 inputs,\non {study.gpu['gpu_name']}: {precision.arithmetic}", fontsize=11)
+    freeze_layout(fig)
+    place_labels(ax, group_close(ax, labels), fontsize=9, others=hollow)   # where the points lie, once laid out
+    if above:
+        note_below(fig, "Above the roof by the seed's model (hollow): " + ", ".join(above) + ". The model counts "
+                   "every load as DRAM traffic; the caches serve most of them (filled: the DRAM bytes ncu measured).")
     return save(fig, stem)
 
 
-def _roofline_points(study: Study, precision: precisions.Precision) -> list:
-    """(variant, GFLOP/s, model intensity, measured intensity) of the study's GPU variants of one precision."""
+def _roofline_points(study: Study, precision: precisions.Precision, chapter: str) -> list:
+    """(variant, GFLOP/s, model intensity, measured intensity) of one chapter's steps and its precision's
+    reference."""
+    mine = {v.id for v in study.registry.steps(chapter)} | {getattr(study.registry.reference(precision), "id", None)}
     at = at_size(study.summary, study.size, verified=True)
     hw = study.hardware[study.hardware["dtype"] == "float32"].set_index("variant")
     flop = 2.0 * study.size**3
     points = []
     for v in study.registry.values():
-        if not v.is_gpu or v.precision != precision or v.id not in set(at["variant"]):
+        if v.id not in mine or v.id not in set(at["variant"]):
             continue
         measured = None
         if "dram_bytes_read" in hw and v.id in hw.index and pd.notna(hw.at[v.id, "dram_bytes_read"]) \
@@ -113,9 +123,10 @@ def _roofline_points(study: Study, precision: precisions.Precision) -> list:
     return points
 
 
-def _roofline_panel(ax, study: Study, precision: precisions.Precision, points: list) -> tuple[list, list]:
+def _roofline_panel(ax, study: Study, precision: precisions.Precision, points: list) -> tuple[list, list, list]:
     """One precision's roof (its peak, the measured copy bandwidth) and its variants' points; returns the labels
-    to place once the figure is laid out (x, y, text), and the hollow points they keep clear of (x, y)."""
+    to place once the figure is laid out (x, y, text), the hollow points they keep clear of (x, y), and the
+    titles of the steps whose hollow point is above the roof."""
     gpu, pal = study.gpu, palette(study.registry)
     name = precision.roof
     peak, bw = gpu.get(precision.peak_key), gpu.get("copy_bandwidth_gbs")
@@ -129,8 +140,9 @@ def _roofline_panel(ax, study: Study, precision: precisions.Precision, points: l
                 label=f"roof: min({name} peak {peak:,.0f} GFLOP/s,\n  measured copy bandwidth {bw / 1000:.2f} TB/s"
                       " × intensity)")
         ax.axvline(ridge, color="grey", linestyle=":", linewidth=1)
-        ax.annotate(f"ridge: {ridge:.1f} flop/byte", (ridge, peak), xytext=(4, -14),
-                    textcoords="offset points", fontsize=8, color="dimgrey")
+        right = ridge > np.sqrt(lo * hi)   # in the right half: its label left of the line, clear of the legend
+        ax.annotate(f"ridge: {ridge:.1f} flop/byte", (ridge, peak), xytext=(-4 if right else 4, -14),
+                    textcoords="offset points", fontsize=8, color="dimgrey", ha="right" if right else "left")
     above = []   # steps whose hollow point is over the roof
     labels = []  # each step's number beside its filled point (its hollow one without): the colours repeat
     hollow = []
@@ -158,14 +170,8 @@ def _roofline_panel(ax, study: Study, precision: precisions.Precision, points: l
     plain_log_ticks(ax.yaxis)
     ax.set_xlabel("arithmetic intensity, flop per byte (log scale)")
     ax.set_ylabel("GFLOP/s (median), log scale")
-    ax.set_title(precision.arithmetic, fontsize=11)
     ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
-    if above:
-        ax.annotate("Above the roof by the seed's model (hollow):\n" + "\n".join(f"  {t}" for t in above)
-                    + "\nThe model counts every load as DRAM\ntraffic; the caches serve most of them\n"
-                    "(filled: the DRAM bytes ncu measured).", (1.02, 0.0), xycoords="axes fraction",
-                    ha="left", va="bottom", fontsize=9, color="dimgrey")
-    return labels, hollow
+    return labels, hollow, above
 
 
 def best_by_size_table(study: Study) -> pd.DataFrame:
@@ -199,7 +205,7 @@ def best_by_size(study: Study, stem: Path) -> list[Path]:
     chapters = list(dict.fromkeys(table["chapter"]))
     colours = dict(zip(chapters, sns.color_palette("Dark2", len(chapters))))
     precision_of = {c.title: c.precision for c in study.registry.chapters.values()}
-    fig, ax = plt.subplots(figsize=(max(9.0, 1.2 * len(shapes) + 4), 6.2))
+    fig, ax = plt.subplots(figsize=(10, 6.2), layout="constrained")
     points = []   # (x, y, number, colour): the step numbers, laid out once the axes are scaled
     for chapter in chapters:
         mine = table[table["chapter"] == chapter].assign(at=lambda d: d["shape"].map(x)).sort_values("at")
@@ -214,15 +220,39 @@ def best_by_size(study: Study, stem: Path) -> list[Path]:
     ax.set_yticks(ticks, [f"{t:g}%" for t in ticks])
     ax.yaxis.set_minor_locator(matplotlib.ticker.NullLocator())
     ax.set_xlim(-0.5, len(shapes) - 0.3)
-    ax.set_xticks(range(len(shapes)), shapes, rotation=30, ha="right")
+    ax.set_xticks(range(len(shapes)), shapes, rotation=30, ha="right", fontsize=9)
     ax.set_xlabel("size n (M = N = K) or shape M×N×K, in order of the work (2·M·N·K)")
     ax.set_ylabel("best step's GFLOP/s as % of cuBLAS's, log2 scale")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=9, title="best step of")
-    ax.set_title(f"Each chapter's best step at every shape, on {study.gpu['gpu_name']}: medians, every result "
+    ax.set_title(f"Each chapter's best step at every shape, on {study.gpu['gpu_name']}:\nmedians, every result "
                  "verified; the number is the step's", fontsize=11)
-    fig.tight_layout()
+    freeze_layout(fig)
     _number_points(ax, points)   # after the layout: the numbers are stacked where the points finally lie
+    slow = _reference_dips(study, table)
+    if slow:
+        note_below(fig, "Far above 100% where the reference is the slow one: " + "; ".join(slow) + ".")
     return save(fig, stem)
+
+
+def _reference_dips(study: Study, table: pd.DataFrame, above: float = 1.5) -> list[str]:
+    """Where a chapter's best step is more than `above` times its reference, what the reference runs at there
+    and at the square size of the nearest work: 'at 4096×4096×4095 cuBLAS BF16 runs at 178,000 GFLOP/s, 24% of
+    its 726,000 at 4096'."""
+    s = study.summary[(study.summary["dtype"] == "float32") & study.summary["verified"].astype(bool)]
+    out = []
+    for (precision_id, shape), rows in table[table["frac_of_cublas"] > above].groupby(["precision", "shape"],
+                                                                                        sort=False):
+        reference = study.registry.reference(precisions.get(precision_id))
+        mine = s[s["variant"] == getattr(reference, "id", None)]
+        r = rows.iloc[0]
+        here = mine[(mine.M == r.M) & (mine.N == r.N) & (mine.K == r.K)]["median_gflops"]
+        square = mine[(mine.M == mine.N) & (mine.N == mine.K)]
+        if here.empty or square.empty:
+            continue
+        near = square.iloc[(np.log(2.0 * square.M * square.N * square.K) - np.log(r.flop)).abs().argmin()]
+        out.append(f"at {shape}, {reference.title.split(' (')[0]} runs at {here.iloc[0]:,.0f} GFLOP/s, "
+                   f"{here.iloc[0] / near.median_gflops:.0%} of its {near.median_gflops:,.0f} at {near.M}")
+    return out
 
 
 def _number_points(ax, points: list, gap_pt: float = 10.0) -> None:
@@ -238,5 +268,5 @@ def _number_points(ax, points: list, gap_pt: float = 10.0) -> None:
             py = to_pixels.transform((at, y))[1]
             placed = max(py, placed + gap)
             ax.annotate(number, (at, y), xytext=(6, (placed - py) * 72 / ax.figure.dpi), textcoords="offset points",
-                        va="center", fontsize=8, color=colour, zorder=5,   # over the lines, on white
+                        va="center", fontsize=9, color=colour, zorder=5,   # over the lines, on white
                         bbox={"boxstyle": "square,pad=0.05", "fc": "white", "ec": "none", "alpha": 0.9})

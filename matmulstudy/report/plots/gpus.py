@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib.patches
 import matplotlib.pyplot as plt
 import matplotlib.ticker
 import numpy as np
@@ -14,70 +13,49 @@ import seaborn as sns
 from ... import precisions
 from ..committed import Study
 from ..results import at_size
-from .style import mark_chapters, save
+from .style import mark_chapters, placeholder, save
 
 
-def by_gpu(studies: list[Study], size: int, stem: Path) -> list[Path]:
-    """The progression on every GPU side by side: GFLOP/s, and as a fraction of each GPU's cuBLAS in the
-    steps' own precision. One pair of panels, one above the other, per precision that has steps: FP32 on the
-    CUDA cores against cuBLAS FP32, then each tensor-core precision against cuBLAS in it (many times as fast:
-    its own GFLOP/s scale; the fractions share one).
+def by_gpu(studies: list[Study], size: int, stem: Path, precision: precisions.Precision) -> list[Path]:
+    """The progression of one precision's steps on every GPU side by side: a row per step (its reference last),
+    a bar per GPU, each as a fraction of that GPU's reference in the precision (cuBLAS FP32 for the CUDA cores'
+    steps, cuBLAS in the precision for the tensor cores'), labelled with its GFLOP/s. The bars lie across the
+    page: upright, 50 steps made a figure whose words were a pixel or two high at the README's width.
 
     Each study is drawn with its own registry: its steps, then its reference; a step that only some studies
     have is a bar in those. Two studies of one GPU model are told apart by their folders' names.
     """
-    sns.set_theme(style="whitegrid", context="notebook")
     names = [study.gpu["gpu_name"] for study in studies]
     gpus = [f"{n} ({st.label})" if names.count(n) > 1 else n for n, st in zip(names, studies)]
+    column = _by_gpu_column(studies, gpus, size, precision)
+    if column is None:
+        return placeholder(f"no {precision.adjective} ({precision.label}) steps in any study", stem)
+    sns.set_theme(style="whitegrid", context="notebook")
     colours = dict(zip(gpus, sns.color_palette("Set2", len(gpus))))
-    columns = [c for c in (_by_gpu_column(studies, gpus, size, p) for p in precisions.TABLE) if c is not None]
-    widths = [len(order) for _, order, _, _ in columns]
-    # the precisions' pairs stacked, each as wide as the page: side by side, 50 bars made a strip 8,000 pixels
-    # wide whose words were a pixel or two high at the README's width
-    fig = plt.figure(figsize=(max(10, 0.6 * max(widths) + 3), 6.5 * len(columns)), layout="constrained")
-    pairs = [sub.subplots(2, 1, sharex=True, height_ratios=[1, 1.2])
-             for sub in fig.subfigures(len(columns), 1, squeeze=False)[:, 0]]   # each precision's own spacing
-    axes = [ax for pair in pairs for ax in pair]
-    for j, (df, order, chapters, precision) in enumerate(columns):
-        top, bottom = pairs[j]
-        if j:
-            bottom.sharey(axes[1])
-        hues = [g for g in gpus if g in set(df["gpu"])]
-        for ax, col in ((top, "median_gflops"), (bottom, "frac_of_cublas")):
-            # a precision that only some GPUs measured: its bars as wide as the other precisions' (seaborn
-            # shares the width among the GPUs present)
-            sns.barplot(data=df, x="title", y=col, hue="gpu", order=order, hue_order=hues,
-                        width=0.8 * len(hues) / len(gpus), palette=colours, ax=ax, errorbar=None)
-            for container in ax.containers:
-                if ax is top:   # GFLOP/s: too wide to lie across a bar
-                    ax.bar_label(container, fmt="{:,.0f}", fontsize=8, padding=2, rotation=90)
-                    continue
-                for bar, value in zip(container, container.datavalues):   # fractions: across, inside a tall bar
-                    if pd.isna(value):                                    # (clear of the dashed 100% line)
-                        continue
-                    inside = value >= 0.3
-                    ax.annotate(f"{value:.0%}", (bar.get_x() + bar.get_width() / 2, value), ha="center",
-                                va="top" if inside else "bottom", xytext=(0, -3 if inside else 2), rotation=90,
-                                textcoords="offset points", fontsize=8, color="white" if inside else "black")
-            ax.set_xlabel("")
-            # room for the bars' upright labels under the chapter titles: more for seven digits than for five
-            ax.margins(y=(0.45 if df[col].max() < 1e6 else 0.65) if ax is top else 0.2)
-            mark_chapters(ax, chapters, top=ax is top)
-            if ax.get_legend() is not None:
-                ax.get_legend().remove()
-        top.set_title(f"{precision.arithmetic}, against {precision.reference_name}", fontsize=11)
-        top.set_ylabel("GFLOP/s (median)")
-        bottom.set_ylabel(f"fraction of this GPU's\n{precision.reference_name}")
-        top.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}"))
-        bottom.axhline(1.0, color="black", linestyle="--", linewidth=1)
-        bottom.yaxis.set_major_formatter(matplotlib.ticker.PercentFormatter(1.0))
-        bottom.tick_params(axis="x", labelrotation=25)
-        for label in bottom.get_xticklabels():
-            label.set_ha("right")
-    axes[0].legend(handles=[matplotlib.patches.Patch(color=c, label=g) for g, c in colours.items()], title="",
-                      fontsize=9, loc="upper left")
-    fig.suptitle(f"From naive to cuBLAS: every step on each GPU, {size}×{size}×{size}, float32 inputs",
-                 fontsize=12)
+    df, order, chapters, _ = column
+    hues = [g for g in gpus if g in set(df["gpu"])]
+    fig, ax = plt.subplots(figsize=(10, 0.26 * len(order) * max(2, len(hues)) + 2.2), layout="constrained")
+    sns.barplot(data=df, y="title", x="frac_of_cublas", hue="gpu", order=order, hue_order=hues, orient="h",
+                palette=colours, ax=ax, errorbar=None)
+    rows, share = {t: i for i, t in enumerate(order)}, 0.8 / len(hues)   # seaborn's dodged bars: 0.8 a row
+    for r in df[df["title"].isin(rows)].itertuples():   # each bar: its GFLOP/s and share, past its end
+        if pd.isna(r.frac_of_cublas):
+            continue
+        y = rows[r.title] - 0.4 + (hues.index(r.gpu) + 0.5) * share
+        ax.annotate(f"{r.median_gflops:,.0f} GFLOP/s ({r.frac_of_cublas:.0%})", (r.frac_of_cublas, y), xytext=(4, 0),
+                    textcoords="offset points", va="center", fontsize=9, zorder=5,
+                    bbox=dict(boxstyle="square,pad=0.1", facecolor="white", edgecolor="none", alpha=0.85))
+    ax.axvline(1.0, color="black", linestyle="--", linewidth=1)
+    ax.set_xlim(0, max(1.0, df["frac_of_cublas"].max()) * 1.55)   # room for the longest bar's label
+    ax.xaxis.set_major_formatter(matplotlib.ticker.PercentFormatter(1.0))
+    ax.set_xlabel(f"median GFLOP/s as a fraction of that GPU's {precision.reference_name}")
+    ax.set_ylabel("")
+    mark_chapters(ax, chapters, across=True)
+    handles, labels = ax.get_legend_handles_labels()
+    ax.get_legend().remove()
+    fig.legend(handles, labels, fontsize=9, loc="outside lower center", ncol=len(hues), frameon=False)
+    fig.suptitle(f"{precision.arithmetic}, every step on each GPU, {size}×{size}×{size}, float32 inputs,\nagainst "
+                 f"{precision.reference_name} on the same GPU", fontsize=11)
     return save(fig, stem)
 
 

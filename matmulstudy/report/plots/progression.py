@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import matplotlib.lines
 import matplotlib.pyplot as plt
 import matplotlib.ticker
 import seaborn as sns
@@ -13,19 +14,22 @@ from ... import precisions
 from ...measure.sanitize import is_clean
 from ..committed import Study
 from ..results import at_size, failure_kind, slower_beyond_spread
-from .style import IQR, mark_chapters, palette, placeholder, save, titles
+from .style import IQR, mark_chapters, note_below, palette, placeholder, save, titles
 
 
 def progression(study: Study, stem: Path, dtype: str = "float32",
                 precision: precisions.Precision = precisions.BASE) -> list[Path]:
     """The optimisation progression at the study's size: a bar per step of the chapters of one precision
-    (the base one's, or a tensor-core precision's), in order.
+    (the base one's, or a tensor-core precision's), in order, from the top down.
 
-    Each bar carries its median and its speedup over the step before; a
-    step slower than the one before beyond their measured spread is written
-    in red (the hardware table says why). float32 also gets the reference
-    of that precision (cuBLAS in it) and the precision's peak as lines. A
-    step that compute-sanitizer found problems in is marked on its bar.
+    The bars lie across the page, so that every step's name and number reads
+    level at the README's width (upright, 24 bars of the FP32 chapters made
+    a figure 23 inches wide whose words were 5 pixels high there). Each bar
+    carries its median and its speedup over the step before, past its end;
+    a step slower than the one before beyond their measured spread is
+    written in red (the hardware figures say why). float32 also gets the
+    reference of that precision (cuBLAS in it) and the precision's peak as
+    lines. A step that compute-sanitizer found problems in is marked.
     """
     registry, gpu, size, df = study.registry, study.gpu, study.size, study.counted
     hw = study.hardware
@@ -38,13 +42,10 @@ def progression(study: Study, stem: Path, dtype: str = "float32",
     if cpu:   # a study without a GPU: its CPU variants are the bars
         steps = at
     order = titles(steps, registry)
-    # 0.85 inch a bar, 7 high, or a third of the width where more bars make it wider: at the README's width a
-    # figure of 1.25 inch a bar and 6 high (4.7:1 for the FP32 chapter's 20 steps) was a strip 190 pixels high
-    width = max(11, 0.85 * len(order) + 3)
-    fig, ax = plt.subplots(figsize=(width, max(7, width / 3)))
+    fig, ax = plt.subplots(figsize=(10, 0.36 * len(order) + 2.2), layout="constrained")
     ok = steps[steps["verified"]]
-    sns.barplot(data=ok, x="title", y="gflops", order=order, hue="title", hue_order=order,
-                palette=pal, estimator="median", errorbar=IQR, capsize=0.2, ax=ax, legend=False)
+    sns.barplot(data=ok, y="title", x="gflops", order=order, hue="title", hue_order=order, orient="h",
+                palette=pal, estimator="median", errorbar=IQR, capsize=0.3, ax=ax, legend=False)
     samples = dict(tuple(ok.groupby("title")["gflops"]))
     medians = ok.groupby("title")["gflops"].median()
     upper = ok.groupby("title")["gflops"].quantile(0.75)
@@ -60,62 +61,52 @@ def progression(study: Study, stem: Path, dtype: str = "float32",
     previous = None
     for i, title in enumerate(order):
         if title not in medians:
-            ax.annotate(failure_kind(steps[steps["title"] == title]).replace(" ", "\n"), (i, 0), ha="center",
-                        va="bottom", color="red", xytext=(0, 3), textcoords="offset points", fontsize=9)
+            ax.annotate(failure_kind(steps[steps["title"] == title]), (0, i), ha="left", va="center",
+                        color="red", xytext=(4, 0), textcoords="offset points", fontsize=9)
             previous = None
             continue
         text, colour = (f"{medians[title]:,.0f}" if medians[title] >= 100 else f"{medians[title]:.3g}"), "black"
-        # a line would cross the label above the bar: the label goes inside the bar's top instead, where
-        # "slower" takes a line of its own (beside the factor it is wider than a bar)
-        inside = any(upper[title] <= value <= upper[title] + 0.15 * top for value, *_ in lines)
         if previous is not None:
             slower = slower_beyond_spread(samples[title], samples[previous])
             ratio = medians[title] / medians[previous]
             # within half a percent, two decimals would print ×1.00 for a step measurably slower: three
-            text += (f"\n×{ratio:.3f}" if abs(ratio - 1) < 0.005 else f"\n×{ratio:.2f}")
-            text += ("\nslower" if inside else " slower") * slower
+            text += (f"  ×{ratio:.3f}" if abs(ratio - 1) < 0.005 else f"  ×{ratio:.2f}") + " slower" * slower
             colour = "red" if slower else "black"
-        if inside:
-            # white on the bar; a slower step's on a dark red patch (pale pink on a pink bar could not be read)
-            ax.annotate(text, (i, medians[title]), ha="center", va="top", xytext=(0, -4),
-                        textcoords="offset points", fontsize=9, fontweight="bold", color="white",
-                        bbox=None if colour == "black" else dict(boxstyle="round,pad=0.2", facecolor="darkred",
-                                                                 edgecolor="none"))
-        else:
-            ax.annotate(text, (i, upper[title]), ha="center", va="bottom", xytext=(0, 4),
-                        textcoords="offset points", fontsize=9, color=colour)
         if title in hazard_titles:
-            ax.annotate("sanitizer:\nhazards", (i, 0), ha="center", va="bottom", xytext=(0, 3),
-                        textcoords="offset points", fontsize=8, color="red", fontweight="bold")
+            text += "  sanitizer: hazards"
+            colour = "red"
+        # past the bar's end and its interquartile whisker, on white where a reference line passes under it
+        ax.annotate(text, (upper[title], i), ha="left", va="center", xytext=(5, 0), textcoords="offset points",
+                    fontsize=9, color=colour, fontweight="bold" if colour == "red" else "normal",
+                    bbox=dict(boxstyle="square,pad=0.1", facecolor="white", edgecolor="none", alpha=0.85))
         previous = title
     for value, label, colour, style in lines:
-        ax.axhline(value, color=colour, linestyle=style, linewidth=1.5)
-        ax.annotate(label, (0.0, value), xycoords=("axes fraction", "data"), ha="left", va="bottom",
-                    fontsize=9, color=colour, xytext=(3, 2), textcoords="offset points")
-    ax.set_ylim(0, top * 1.15)
+        ax.axvline(value, color=colour, linestyle=style, linewidth=1.5)
+    ax.set_xlim(0, top * 1.3)   # room for the longest bar's label past the reference lines
+    if lines:   # the lines' names under the axis, a line each: at the top they covered the first bars' labels
+        fig.legend(handles=[matplotlib.lines.Line2D([], [], color=c, linestyle=st, linewidth=1.5)
+                            for _, _, c, st in lines], labels=[label for _, label, *_ in lines],
+                   loc="outside lower left", frameon=False, fontsize=9, ncol=1)
     if not cpu:
         mark_chapters(ax, [registry.chapters[registry[v].chapter].title
-                            for v in steps.drop_duplicates("variant")["variant"]])
-    ax.set_xlabel("")
+                           for v in steps.drop_duplicates("variant")["variant"]], across=True)
+    ax.set_ylabel("")
     unit = "GFLOP/s" if dtype == "float32" else "G int32 ops/s"
-    ax.set_ylabel(f"{unit} (median; bars: interquartile range)")
-    ax.tick_params(axis="x", labelrotation=35)
-    for label in ax.get_xticklabels():
-        label.set_ha("right")
-    ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}"))
+    ax.set_xlabel(f"{unit} (median; whisker: interquartile range)")
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}"))
+    ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(6))
     if cpu:
         ax.set_title(f"The CPU variants, {size}×{size}×{size} {dtype} (no GPU in this study)\n"
                      "label: median and speedup over the one before", fontsize=11)
     else:
-        arithmetic = "" if precision.is_base else f" in, {precision.label} {precision.adjective} arithmetic"
-        ax.set_title(f"Optimisation progression, {size}×{size}×{size} {dtype}{arithmetic}, on {gpu['gpu_name']}\n"
-                     "label: median and speedup over the step before", fontsize=11)
-    fig.tight_layout(rect=(0, 0.04, 1, 1))
-    fig.text(0.01, 0.01, "Red: slower than the one before, beyond both interquartile ranges." if cpu else
-             "Red: slower than the step before, beyond both interquartile ranges. Why: the summary page and "
-             "figures/hardware.png (the counters each step names: bank conflicts, stalls, occupancy, FFMA per "
-             "LDS, ...).", fontsize=9, color="dimgrey")
-    return save(fig, stem)
+        arithmetic = "" if precision.is_base else f", {precision.label} {precision.adjective} arithmetic"
+        ax.set_title(f"Optimisation progression, {size}×{size}×{size} {dtype}{arithmetic},\non {gpu['gpu_name']}: "
+                     "median and speedup over the step before", fontsize=11)
+    note = ("Red: slower than the one before, beyond both interquartile ranges." if cpu else
+            "Red: slower than the step before, beyond both interquartile ranges. Why: each step's page and the "
+            "hardware figures (the counters each step names: bank conflicts, stalls, occupancy, FFMA per LDS, ...).")
+    note_below(fig, note)
+    return save(fig, stem, png=precision.is_base and dtype == "float32")
 
 
 def chapter_progression(study: Study, stem: Path, precision: precisions.Precision) -> list[Path]:

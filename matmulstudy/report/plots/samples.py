@@ -19,48 +19,41 @@ from ..results import at_size, failure_kind
 from .style import IQR, mark_failures, markers, palette, placeholder, plain_log_ticks, save, shape_label, titles
 
 
-def size_sweep(study: Study, stem: Path) -> list[Path]:
-    """GFLOP/s against size, every variant: a row of panels per chapter (its steps, with the baselines and
-    references in every row for scale), square sizes left, other shapes right.
+def size_sweep(study: Study, stem: Path, chapter: str) -> list[Path]:
+    """GFLOP/s against size, for one chapter's steps with the baselines and references for scale: square sizes
+    above, other shapes below.
 
     A chapter of 14 steps has more variants than a palette has colours that read apart: each variant is drawn
-    with a marker of its own as well (style.markers). Right, each variant has a row of its own and each shape a
-    grey of its own, so that no two variants' points fall on each other (at 0.6 of a row apart, 19 variants of
-    one chapter did); the rows' labels, each with its variant's line and marker, are the left panel's key."""
+    with a marker of its own as well (style.markers). Below, each variant has a row of its own and each shape a
+    grey of its own, so that no two variants' points fall on each other; each row's label, with its variant's
+    line and marker, is the key of the panel above too."""
+    missing = study.chapter_missing(chapter)
+    if missing:
+        return placeholder(missing, stem)
     sns.set_theme(style="whitegrid", context="notebook")
     registry, gpu = study.registry, study.gpu["gpu_name"]
     pal, marks = palette(registry), markers(registry)
     df = study.counted[study.counted["dtype"] == "float32"]
-    present = set(df["variant"])
-    context = [v.id for v in registry.values() if not v.is_step and v.id in present]
-    rows = [(c.title, [v.id for v in registry.steps(c.id) if v.id in present]) for c in registry.chapters.values()]
-    rows = [(title, ids) for title, ids in rows if ids] or [("every variant", [])]
-    ncols = 2 if not df[~_square(df)].empty else 1
-    height = max(4.0, 0.24 * max(len(ids) + len(context) for _, ids in rows) + 1.2)   # a row a variant, right
-    width = 6.5 + (8.5 if ncols == 2 else 3.8)   # the square panel, then the other shapes' with their labels
-    fig, axes = plt.subplots(len(rows), ncols, figsize=(width, height * len(rows)), squeeze=False,
-                             gridspec_kw={"width_ratios": [3, 2][:ncols]})
-    for row, (title, steps) in enumerate(rows):
-        ids = steps + context
-        shown = df[df["variant"].isin(ids)]
-        order = titles(shown, registry)
-        # baselines and references: every row draws them, the first marks their failures
-        failing = shown if row == 0 else shown[shown["variant"].isin(steps)]
-        _sweep_square(axes[row, 0], shown[_square(shown)], failing[_square(failing)], order, pal, marks)
-        axes[row, 0].set_title(f"{title}: square matrices", fontsize=11)
-        handles, labels = axes[row, 0].get_legend_handles_labels()
-        axes[row, 0].get_legend().remove()
-        if ncols == 2:
-            _sweep_other(axes[row, 1], shown[~_square(shown)], failing[~_square(failing)], order, pal, marks)
-            axes[row, 1].set_title(f"{title}: other shapes, a row per variant", fontsize=11)
-            failed = [(h, t) for h, t in zip(handles, labels) if t not in order]   # the red crosses' entry
-            handles, labels = axes[row, 1].get_legend_handles_labels()
-            handles, labels = handles + [h for h, _ in failed], labels + [t for _, t in failed]
-        axes[row, -1].legend(handles, labels, loc="center left", bbox_to_anchor=(1.02, 0.5), frameon=False,
-                             fontsize=9, title="shape M×N×K" if ncols == 2 else None, title_fontsize=9)
-    fig.suptitle(f"Matrix multiplication, float32, on {gpu}: median of the timed runs, "
-                 "band/bars = interquartile range", fontsize=12)
-    fig.tight_layout(rect=(0, 0, 1, 1 - 0.3 / fig.get_figheight()))   # the title above the first row's
+    shown = study.chapter_rows(df, chapter, context=True)
+    order = titles(shown, registry)
+    other = not shown[~_square(shown)].empty
+    fig, axes = plt.subplots(1 + other, 1, figsize=(10, 4.8 + other * (0.27 * len(order) + 1.6)), squeeze=False,
+                             layout="constrained", height_ratios=[4.8] + [0.27 * len(order) + 1.6] * other)
+    _sweep_square(axes[0, 0], shown[_square(shown)], shown[_square(shown)], order, pal, marks)
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    axes[0, 0].get_legend().remove()
+    failed = [(h, t) for h, t in zip(handles, labels) if t not in order]   # the red crosses' entry
+    if other:
+        _sweep_other(axes[1, 0], shown[~_square(shown)], shown[~_square(shown)], order, pal, marks)
+        axes[1, 0].set_title("other shapes, a row per variant (its line and marker as above)", fontsize=11)
+        axes[1, 0].legend(*map(list, zip(*([(h, t) for h, t in zip(*axes[1, 0].get_legend_handles_labels())]
+                                           + failed))), title="shape M×N×K", fontsize=9, title_fontsize=9,
+                          loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
+    else:   # no other shapes: the variants' key beside the square sizes
+        axes[0, 0].legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False, fontsize=9)
+    title = (registry.chapters[chapter].title if not study.cpu_only else "the CPU variants (no GPU in this study)")
+    axes[0, 0].set_title(f"{title}, float32, on {gpu}:\nmedian of the timed runs (band and bars: interquartile "
+                         "range)", fontsize=11)
     return save(fig, stem)
 
 
@@ -127,12 +120,25 @@ THROTTLED = "throttled (SM clock below the threshold)"
 STOPPED = {"noise": "noise under target", "samples": "sample cap reached", "time": "time budget spent"}
 
 
-def timing(study: Study, stem: Path) -> list[Path]:
-    """Every timed sample at the study's size, as its deviation from the variant's median: the noise, visible
-    (the samples of batches taken again where the GPU throttled, apart: kept, not counted in the median)."""
+def timing(study: Study, stem: Path, chapter: str) -> list[Path]:
+    """Every timed sample of one chapter's steps (and their cuBLAS references) at the study's size, as its deviation
+    from the variant's median: the noise, visible (the samples of batches taken again where the GPU throttled,
+    apart: kept, not counted in the median).
+
+    The axis is linear, so that a spread of 0.01% and one of 2% look as far apart as they are (a symmetric log
+    axis drew them alike); it spans what nearly all samples need, and the few beyond it are drawn at its edge as
+    arrows and counted in their row's note."""
+    missing = study.chapter_missing(chapter)
+    if missing:
+        return placeholder(missing, stem)
     sns.set_theme(style="whitegrid", context="notebook")
     registry, gpu_name, size = study.registry, study.gpu["gpu_name"], study.size
-    at = at_size(study.results, size, verified=True).copy()
+    at = study.chapter_rows(at_size(study.results, size, verified=True), chapter, context=True)
+    if not study.cpu_only:   # a CPU baseline's noise (9% for NumPy) would set the axis of the GPU's (0.1%)
+        at = at[study.on_gpu(at)]
+    at = at.copy()
+    if at.empty:
+        return placeholder(f"no verified measurement of this chapter at {size}×{size}×{size}", stem)
     order = titles(at, registry)
     retaken = at["retaken"].fillna(False).astype(bool) if "retaken" in at else pd.Series(False, index=at.index)
     median = at[~retaken].groupby("variant")["time_ms"].median()
@@ -142,7 +148,10 @@ def timing(study: Study, stem: Path) -> list[Path]:
     at.loc[retaken, "sample kind"] = RETAKEN
     kinds = {kind: colour for kind, colour in (("timed sample", "#1f77b4"), (THROTTLED, "red"), (RETAKEN, "orange"))
              if at["sample kind"].eq(kind).any()}   # only the kinds this study has
-    fig, ax = plt.subplots(figsize=(10, 0.55 * len(order) + 2))
+    reach = max(0.2, 1.2 * float(at["deviation_pct"].abs().quantile(0.99)))   # the axis: ± what 99% need
+    beyond = at["deviation_pct"].abs() > reach
+    at["drawn_pct"] = at["deviation_pct"].clip(-reach, reach)
+    fig, ax = plt.subplots(figsize=(10, 0.42 * len(order) + 2.2), layout="constrained")
     # the quartile boxes drawn by Matplotlib itself: seaborn's boxplot passes `vert`, which Matplotlib 3.11
     # deprecates and 3.13 removes (`orientation` replaces it, from 3.10)
     horizontal = ({"orientation": "horizontal"} if "orientation" in inspect.signature(ax.boxplot).parameters
@@ -150,40 +159,52 @@ def timing(study: Study, stem: Path) -> list[Path]:
     ax.boxplot([at.loc[(at["title"] == t) & ~retaken, "deviation_pct"].to_numpy() for t in order],
                positions=range(len(order)), widths=0.6, showfliers=False, medianprops={"color": "black"}, **horizontal)
     np.random.seed(0)   # seaborn's jitter: the same points on every render
-    sns.stripplot(data=at, y="title", x="deviation_pct", order=order, hue="sample kind", hue_order=list(kinds),
+    sns.stripplot(data=at[~beyond], y="title", x="drawn_pct", order=order, hue="sample kind", hue_order=list(kinds),
                   palette=kinds, size=3, alpha=0.6, jitter=0.25, ax=ax)
+    rows = {t: i for i, t in enumerate(order)}
+    for sign, marker in ((1, ">"), (-1, "<")):   # the samples past the axis, at its edge
+        out = at[beyond & (np.sign(at["deviation_pct"]) == sign)]
+        ax.scatter([sign * reach] * len(out), out["title"].map(rows), marker=marker, s=30, color="black",
+                   clip_on=False, zorder=5)
+    for collection in ax.collections:   # thousands of points: one picture in the SVG, its words stay words
+        collection.set_rasterized(True)
     ax.set_yticks(range(len(order)), order)   # Matplotlib's boxes numbered the rows: the titles again
     ax.set_ylim(len(order) - 0.5, -0.5)
-    ax.set_xscale("symlog", linthresh=0.1)
-    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:+g}%"))
+    ax.set_xlim(-reach * 1.04, reach * 1.04)
+    ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(4, symmetric=True))   # a narrow axis: its labels apart
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:+.2g}%"))
     per = at[~retaken].groupby("title").agg(n=("time_ms", "size"), noise=("noise", "first"),
                                             why=("stop_reason", "first"))
-    again = at[retaken].groupby("title").size()
-    for i, title in enumerate(order):
+    again, past = at[retaken].groupby("title").size(), at[beyond].groupby("title").size()
+    notes = []
+    for title in order:
         r = per.loc[title]
-        taken = f" (+{again[title]} taken again)" if title in again else ""
-        ax.annotate(f"n={r.n}{taken}, IQR/median {r.noise:.2%}, stopped: {STOPPED.get(r.why, r.why)}", (1.01, i),
-                    xycoords=("axes fraction", "data"), va="center", fontsize=8)
-    ax.set_xlabel("time relative to the variant's median, % (symmetric log scale, linear within ±0.1%)")
+        extra = (f", +{again[title]} taken again" if title in again else "") + \
+            (f", {past[title]} past the axis" if title in past else "")
+        notes.append(f"n={r.n}{extra}; IQR/median {r.noise:.2%}; stopped: {STOPPED.get(r.why, r.why)}")
+    right = ax.secondary_yaxis("right")
+    right.set_yticks(range(len(order)), notes, fontsize=9)
+    right.tick_params(length=0)
+    ax.set_xlabel(f"time relative to the variant's median, % (arrows: samples beyond ±{reach:.2g}%)")
     ax.set_ylabel("")
-    ax.set_title(f"Every timed sample at {size}×{size}×{size}, float32, on {gpu_name} "
+    title = registry.chapters[chapter].title if not study.cpu_only else "the CPU variants"
+    ax.set_title(f"Every timed sample at {size}×{size}×{size}, float32, on {gpu_name}: {title}\n"
                  "(box: quartiles; whiskers: 1.5 IQR)", fontsize=11)
     handles, labels = ax.get_legend_handles_labels()
     if ax.get_legend() is not None:
         ax.get_legend().remove()
-    bottom = 0.0
     if len(kinds) > 1:   # which dots are which, under the axis (one kind of dot needs no legend)
-        fig.legend(handles, labels, loc="lower center", ncol=len(kinds), fontsize=8, frameon=False)
-        bottom = 0.4 / fig.get_figheight()
-    fig.tight_layout(rect=(0, bottom, 1, 1))
+        fig.legend(handles, labels, loc="outside lower center", ncol=len(kinds), fontsize=9, frameon=False)
     return save(fig, stem)
 
 
-def margin(study: Study, stem: Path) -> list[Path]:
-    """Each variant's check: the largest error over its bound, per shape, against the lines that matter."""
-    s = study.summary[study.summary["dtype"] == "float32"]
-    if "margin" not in s or s["margin"].isna().all():
-        return placeholder("this study was checked before margins were recorded", stem)
+def margin(study: Study, stem: Path, chapter: str) -> list[Path]:
+    """Each check of one chapter's steps (and their references): the largest error over its bound, per shape,
+    against the lines that matter."""
+    missing = study.chapter_missing(chapter)
+    s = study.chapter_rows(study.summary[study.summary["dtype"] == "float32"], chapter, context=True)
+    if missing or "margin" not in s or s["margin"].isna().all():
+        return placeholder(missing or "this study was checked before margins were recorded", stem)
     sns.set_theme(style="whitegrid", context="notebook")
     order = titles(s, study.registry)
     s = s.assign(shape=[shape_label(*t) for t in zip(s.M, s.N, s.K)], flop=2.0 * s.M * s.N * s.K)
@@ -191,7 +212,7 @@ def margin(study: Study, stem: Path) -> list[Path]:
     positive = s.loc[s["margin"] > 0, "margin"]
     s = s.assign(margin=s["margin"].mask(exact, positive.min() / 4 if len(positive) else 1e-3))
     shapes = list(dict.fromkeys(s.sort_values("flop")["shape"]))
-    fig, ax = plt.subplots(figsize=(10, 0.5 * len(order) + 2))
+    fig, ax = plt.subplots(figsize=(10, 0.42 * len(order) + 2.4), layout="constrained")
     sns.stripplot(data=s, y="title", x="margin", order=order, hue="shape", hue_order=shapes, palette="viridis",
                   size=6, jitter=0, ax=ax)
     other = s[(s["precision"] != precisions.BASE.id) & s["fp32_margin"].notna()]   # none where no check measured it
@@ -200,17 +221,17 @@ def margin(study: Study, stem: Path) -> list[Path]:
                    edgecolor="black", label=f"against {precisions.BASE.label}'s bound", zorder=4)
     ax.axvline(0.5, color="grey", linestyle="--", linewidth=1)
     ax.axvline(1.0, color="red", linewidth=1.5)
-    ax.annotate("a correct FP32 result:\nat most 0.5", (0.5, 1.0), xycoords=("data", "axes fraction"),
-                ha="right", va="bottom", fontsize=8, color="dimgrey", xytext=(-3, 2), textcoords="offset points")
+    ax.annotate("a correct FP32 result: at most 0.5", (0.5, 1.0), xycoords=("data", "axes fraction"),
+                ha="right", va="bottom", fontsize=9, color="dimgrey", xytext=(-3, 2), textcoords="offset points")
     ax.annotate("fails above 1", (1.0, 1.0), xycoords=("data", "axes fraction"), ha="left", va="bottom",
-                fontsize=8, color="red", xytext=(3, 2), textcoords="offset points")
+                fontsize=9, color="red", xytext=(3, 2), textcoords="offset points")
     ax.set_xscale("log")
     plain_log_ticks(ax.xaxis)
     ax.set_xlabel("margin: largest |C - R| over the bound (log scale)"
-                  + (f"; {exact.sum()} exact results (margin 0) drawn at the left" if exact.any() else ""))
+                  + (f";\n{exact.sum()} exact results (margin 0) drawn at the left" if exact.any() else ""))
     ax.set_ylabel("")
-    ax.set_title(f"Verification margins, float32, on {study.gpu['gpu_name']}: every element checked, "
-                 "one point per shape", fontsize=11, pad=24)
-    ax.legend(title="shape", fontsize=8, title_fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
-    fig.tight_layout()
+    title = study.registry.chapters[chapter].title if not study.cpu_only else "the CPU variants"
+    ax.set_title(f"Verification margins, float32, on {study.gpu['gpu_name']}: {title}\nevery element checked, "
+                 "one point per shape", fontsize=11, pad=18)
+    ax.legend(title="shape", fontsize=9, title_fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
     return save(fig, stem)

@@ -13,8 +13,13 @@ import matplotlib
 
 matplotlib.use("Agg")
 matplotlib.rcParams["svg.hashsalt"] = "matmulstudy"   # the same ids in every SVG: re-rendering changes no byte
+matplotlib.rcParams["svg.fonttype"] = "none"   # words as text: a tenth of the bytes of glyph outlines, and searchable
+# every figure laid out, checked and saved at the PNG's resolution: at another, a layout fixed once (a legend
+# outside the axes, a note under them) would be drawn elsewhere in the file than where it was checked
+matplotlib.rcParams["figure.dpi"] = matplotlib.rcParams["savefig.dpi"] = 120
 import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker  # noqa: E402
+import matplotlib.transforms  # noqa: E402
 from matplotlib.font_manager import FontProperties  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
@@ -23,6 +28,7 @@ from PIL import Image  # noqa: E402
 
 from ...study.registry import Registry  # noqa: E402
 from ..results import failure_kind  # noqa: E402
+from .legible import warn_if_illegible  # noqa: E402
 
 IQR = ("pi", 50)   # seaborn: the middle 50% of the samples
 
@@ -96,8 +102,19 @@ def footnote(text: str | None):
         _FOOTNOTE = before
 
 
-def _add_footnote(fig, text: str) -> None:
-    """`text`, wrapped to the figure's width, below the lowest thing drawn (a label, a legend, a note)."""
+def freeze_layout(fig) -> None:
+    """Lay the figure out once (its layout engine, if any) and keep it so: every later draw, the legibility check's
+    and savefig's, sees the same places."""
+    fig.canvas.draw()
+    fig.set_layout_engine("none")
+    for legend in fig.legends:   # anchored to the figure's frame, which a tight save moves to the drawn contents'
+        legend.set_bbox_to_anchor(matplotlib.transforms.Bbox.unit(), transform=fig.transFigure)
+
+
+def note_below(fig, text: str) -> None:
+    """`text`, wrapped to the figure's width, below the lowest thing drawn (a label, a legend, a note). The layout
+    is fixed first: a layout engine would move the rest again when the file is saved, and not the text."""
+    freeze_layout(fig)
     box = fig.get_tightbbox(fig.canvas.get_renderer())   # inches
     width, height = fig.get_size_inches()
     wrapped = textwrap.fill(text, width=max(40, int(box.width * 72 / (9 * 0.55))))
@@ -105,25 +122,31 @@ def _add_footnote(fig, text: str) -> None:
              color="dimgrey")
 
 
-PNG_DPI = 120       # a page-wide figure stays sharp on a screen; the committed studies stay light
+PNG_DPI = matplotlib.rcParams["figure.dpi"]   # a page-wide figure stays sharp on a screen; the studies stay light
 PNG_COLOURS = 256   # a palette image: a quarter of the bytes of true colour, no visible change on flat plots
 
 
-def save(fig, stem: Path) -> list[Path]:
-    """The figure as PNG (a 256-colour palette, undithered: the same bytes from the same drawing) and as SVG."""
+def save(fig, stem: Path, png: bool = False) -> list[Path]:
+    """The figure as SVG, the one form the pages and the HTML report show (its words stay text that a search
+    finds; its densest layers, thousands of points, are rasterized where drawn), and with `png` as PNG too (a
+    256-colour palette, undithered: the same bytes from the same drawing), for the README's hero. Warns with
+    IllegibleFigure where a text overlaps another, is cut off or too small at the width a page shows it."""
     stem.parent.mkdir(parents=True, exist_ok=True)
-    paths = [stem.with_suffix(".png"), stem.with_suffix(".svg")]
+    paths = [stem.with_suffix(".svg")] + [stem.with_suffix(".png")] * png
     if _FOOTNOTE:
-        _add_footnote(fig, _FOOTNOTE)
-    png = io.BytesIO()
-    fig.savefig(png, format="png", dpi=PNG_DPI, bbox_inches="tight")
-    png.seek(0)
-    with Image.open(png) as image:
-        image.convert("RGB").quantize(PNG_COLOURS, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE) \
-            .save(paths[0], format="PNG", optimize=True, dpi=(PNG_DPI, PNG_DPI))
+        note_below(fig, _FOOTNOTE)
+    freeze_layout(fig)
+    warn_if_illegible(fig, stem.name)
+    if png:
+        raster = io.BytesIO()
+        fig.savefig(raster, format="png", bbox_inches="tight")
+        raster.seek(0)
+        with Image.open(raster) as image:
+            image.convert("RGB").quantize(PNG_COLOURS, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE) \
+                .save(paths[1], format="PNG", optimize=True, dpi=(PNG_DPI, PNG_DPI))
     svg = io.StringIO()
     fig.savefig(svg, format="svg", bbox_inches="tight", metadata={"Date": None})
-    paths[1].write_text(steady_svg(svg.getvalue()))
+    paths[0].write_text(steady_svg(svg.getvalue()))
     plt.close(fig)
     return paths
 
@@ -136,15 +159,18 @@ _HASHED_ID = re.compile(r'id="((?:m|p|C\d+_\d+_)[0-9a-f]{10})"')
 
 
 def steady_svg(text: str) -> str:
-    """Matplotlib's SVG with the same bytes from the same tables on any CPU.
+    """Matplotlib's SVG with the same bytes from the same tables on any CPU, and no bytes it does not need.
 
     Its coordinates carry six decimals, and the last of them depends on the
     CPU: NumPy picks its SIMD code (AVX2, AVX-512) at run time, and the
     logarithms of a log axis differ there in the last bit. Coordinates are
     rounded to SVG_DECIMALS (and a -0 written 0), and the ids Matplotlib makes by hashing
     coordinates (clip paths, markers, collections) are numbered in order of
-    appearance instead. Only attribute values change: the text in comments
-    (a label's words) is left as it is.
+    appearance instead. Only attribute values change: the words are left as
+    they are. Each text's fonts are named once in a style sheet (the font
+    Matplotlib measured first, then those of the same width or narrower),
+    and the indentation and the no-op turns of upright text go: together
+    a third of the bytes.
     """
     def rounded(match):
         short = f"{float(match.group()):.{SVG_DECIMALS}f}".rstrip("0").rstrip(".")
@@ -155,7 +181,16 @@ def steady_svg(text: str) -> str:
     hashed = dict.fromkeys(_HASHED_ID.findall(text))
     for n, old in enumerate(hashed, 1):
         text = text.replace(old, f"{old[:-10]}x{n}")
-    return text
+    text = _FONTS.sub("", text)
+    text = text.replace("<defs>", "<defs>\n<style>text{font-family:" + SVG_FONTS + "}</style>", 1) \
+        if "<text" in text else text
+    return _UPRIGHT.sub("", _INDENT.sub("\n", text))
+
+
+SVG_FONTS = "'DejaVu Sans',Arial,'Liberation Sans',sans-serif"   # DejaVu: the font Matplotlib lays out with
+_FONTS = re.compile(r" ?font-family: [^;\"]*;?")
+_UPRIGHT = re.compile(r' transform="rotate\(0 [^"]*\)"')
+_INDENT = re.compile(r"\n +")
 
 
 def value_label(value) -> str:
@@ -215,7 +250,7 @@ def place_labels(ax, points: list, fontsize: float = 8, avoid: tuple = (), other
     where = [tuple(xy * to_pt) for xy in ax.transData.transform([(x, y) for x, y, _ in points])]
     markers = where + [tuple(xy * to_pt) for xy in ax.transData.transform(list(others))] if others else where
     renderer, font = ax.figure.canvas.get_renderer(), FontProperties(size=fontsize)
-    height = fontsize   # a line's box, in points
+    _, line, descent = (v * to_pt for v in renderer.get_text_width_height_descent("lp", font, ismath=False))
     placed = [tuple(v * to_pt for v in text.get_window_extent(renderer).extents) for text in avoid]
     frame = [v * to_pt for v in ax.get_window_extent(renderer).extents]
 
@@ -232,13 +267,49 @@ def place_labels(ax, points: list, fontsize: float = 8, avoid: tuple = (), other
 
         def box(dx, dy):
             left = px + dx if dx >= 0 else px + dx - w
-            return (left, py + dy, left + w, py + dy + height)
+            return (left, py + dy - descent, left + w, py + dy - descent + line)   # from the baseline
         dx, dy = min(LABEL_OFFSETS, key=lambda o: clashes(box(*o), own))   # the first clear, else the least crowded
         placed.append(box(dx, dy))
         far = (dx, dy) not in LABEL_OFFSETS[:4]   # not at a corner of its own marker: a thin line leads to it
         ax.annotate(text, (x, y), xytext=(dx, dy), textcoords="offset points", fontsize=fontsize,
                     ha="left" if dx >= 0 else "right",
                     arrowprops=dict(arrowstyle="-", lw=0.5, color="0.5", shrinkA=0, shrinkB=4) if far else None)
+
+
+def group_close(ax, points: list, within: float = 2 * MARKER_CLEARANCE) -> list:
+    """Points (x, y, text) whose markers lie within `within` points of each other, as one point with one label:
+    their step numbers joined, runs as ranges ('38, 40-47'), at the highest of them. Eleven steps at one point
+    under a roof had eleven numbers that no placement could keep apart. A label that is no step number (a
+    reference's) stays a point of its own. Call it once the axes are laid out."""
+    to_pt = 72 / ax.figure.dpi
+    where = [tuple(xy * to_pt) for xy in ax.transData.transform([(x, y) for x, y, _ in points])] if points else []
+    groups: list[list[int]] = []
+    for i, (x, y, text) in enumerate(points):
+        near = [g for g in groups if text[:1].isdigit() and all(points[j][2][:1].isdigit() for j in g)
+                and any(np.hypot(where[i][0] - where[j][0], where[i][1] - where[j][1]) < within for j in g)]
+        for g in near[1:]:   # a point that joins two groups joins them
+            near[0] += g
+            groups.remove(g)
+        (near[0] if near else groups.append([]) or groups[-1]).append(i)
+    out = []
+    for g in groups:
+        top = max(g, key=lambda j: where[j][1])
+        out.append((points[top][0], points[top][1], _runs([points[j][2] for j in g])))
+    return out
+
+
+def _runs(numbers: list[str]) -> str:
+    """Step numbers joined in order, consecutive whole numbers as a range: ['40', '41', '42', '38'] -> '38, 40-42'."""
+    def key(n):
+        digits = re.match(r"\d+", n)
+        return (int(digits.group()) if digits else 0, n)
+    ordered, parts = sorted(set(numbers), key=key), []
+    for n in ordered:
+        if parts and n.isdigit() and parts[-1][-1].isdigit() and int(n) == int(parts[-1][-1]) + 1:
+            parts[-1].append(n)
+        else:
+            parts.append([n])
+    return ", ".join(p[0] if len(p) == 1 else f"{p[0]}-{p[-1]}" if len(p) > 2 else f"{p[0]}, {p[1]}" for p in parts)
 
 
 def guide_label(ax, text: str, start: tuple, end: tuple, points: list, **style):
@@ -248,8 +319,12 @@ def guide_label(ax, text: str, start: tuple, end: tuple, points: list, **style):
     a, b = ax.transData.transform([start, end])
     screen = a + np.linspace(0, 1, 80)[:, None] * (b - a)
     box = ax.get_window_extent()
-    inside = (screen[:, 0] > box.x0 + 35) & (screen[:, 0] < box.x1 - 35) & (screen[:, 1] > box.y0 + 12) & \
-        (screen[:, 1] < box.y1 - 30)
+    renderer = ax.figure.canvas.get_renderer()
+    half = renderer.get_text_width_height_descent(text, FontProperties(size=style.get("fontsize", 8)),
+                                                  ismath=False)[0] * ax.figure.dpi / 72 / 2 + 6   # pixels
+    along = (b - a) / (np.hypot(*(b - a)) or 1.0)   # the label's half width, along the line, stays in the axes
+    inside = (screen[:, 0] > box.x0 + half * along[0]) & (screen[:, 0] < box.x1 - half * along[0]) & \
+        (screen[:, 1] > box.y0 + 12 + half * abs(along[1])) & (screen[:, 1] < box.y1 - 30 - half * abs(along[1]))
     if not inside.any():
         return None
     data = ax.transData.transform([(x, y) for x, y, *_ in points]) if points else np.zeros((0, 2))
@@ -270,17 +345,21 @@ def mark_failures(ax, failed: pd.DataFrame, x: str, y_frac: float = 0.04):
                     textcoords="offset points")
 
 
-def mark_chapters(ax, chapters: list[str], top: bool = True) -> None:
+def mark_chapters(ax, chapters: list[str], top: bool = True, across: bool = False) -> None:
     """Where the bars (one per step, in order; `chapters` gives each bar's chapter title) pass from one chapter
-    to the next: a divider, and with `top` each chapter's title over its bars. Nothing for one chapter."""
+    to the next: a divider, and with `top` each chapter's title at its bars (over them; with `across`, bars
+    that lie across the page from the top down, at the right of its first bar). Nothing for one chapter."""
     if len(set(chapters)) < 2:
         return
     start = 0
     for i in range(1, len(chapters) + 1):
         if i == len(chapters) or chapters[i] != chapters[start]:
             if i < len(chapters):
-                ax.axvline(i - 0.5, color="dimgrey", linestyle="--", linewidth=1)
-            if top:
+                (ax.axhline if across else ax.axvline)(i - 0.5, color="dimgrey", linestyle="--", linewidth=1)
+            if top and across:
+                ax.annotate(chapters[start], (0.995, start - 0.45), xycoords=("axes fraction", "data"), ha="right",
+                            va="top", fontsize=9, color="dimgrey", fontstyle="italic")
+            elif top:
                 ax.annotate(chapters[start], ((start + i - 1) / 2, 0.985), xycoords=("data", "axes fraction"),
                             ha="center", va="top", fontsize=9, color="dimgrey", fontstyle="italic")
             start = i
