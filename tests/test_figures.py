@@ -28,6 +28,7 @@ def test_every_figure_of_a_committed_study_is_legible_at_the_width_a_page_shows_
         warnings.simplefilter("error", IllegibleFigure)
         drawn = [path for f in FIGURES for path in f.draw(study, tmp_path / f.name)]
     assert [p.name for p in drawn if p.read_bytes() != (folder / "figures" / p.name).read_bytes()] == []
+    assert sorted(p.name for p in drawn) == sorted(p.name for p in (folder / "figures").iterdir())   # none stale
 
 
 def test_the_figures_across_gpus_are_legible(tmp_path):

@@ -14,7 +14,7 @@ import pytest
 from conftest import ROOT, snakemake, svg_words
 from matmulstudy.report import pages
 from matmulstudy.report.committed import Study
-from matmulstudy.report.figures import FIGURES
+from matmulstudy.report.figures import FIGURES, family
 from matmulstudy.report.results import read_results, write_results
 from matmulstudy.study import snapshot
 from matmulstudy.study.run import StudyRun
@@ -109,7 +109,8 @@ def test_every_figure_names_what_the_gpu_did_not_run(tmp_path, registry, default
     study = fake_study(tmp_path / "reports" / f"fake-{arch}", registry, default_config, arch)
     note = study.skipped_note
     assert note and "19, 20, 21" in note   # the committed study's numbers
-    for figure in FIGURES:
+    first = [next(f for f in FIGURES if family(f) == kind) for kind in dict.fromkeys(map(family, FIGURES))]
+    for figure in first:   # a figure of each kind (the note is every figure's: style.save writes it)
         figure.draw(study, study.folder / "figures" / figure.name)
         words = " ".join(svg_words(study.folder / "figures" / f"{figure.name}.svg").split())
         assert "Not run on this GPU" in words and "needs sm_90a" in words, figure.name

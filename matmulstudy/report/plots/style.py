@@ -13,7 +13,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 matplotlib.rcParams["svg.hashsalt"] = "matmulstudy"   # the same ids in every SVG: re-rendering changes no byte
-matplotlib.rcParams["svg.fonttype"] = "none"   # words as text: a tenth of the bytes of glyph outlines, and searchable
+matplotlib.rcParams["svg.fonttype"] = "none"   # words as text, not glyph outlines: searchable, and lighter
 # every figure laid out, checked and saved at the PNG's resolution: at another, a layout fixed once (a legend
 # outside the axes, a note under them) would be drawn elsewhere in the file than where it was checked
 matplotlib.rcParams["figure.dpi"] = matplotlib.rcParams["savefig.dpi"] = 120
