@@ -7,11 +7,11 @@ importing Matplotlib), its category in Snakemake's HTML report, its caption
 file (workflow/report/), and the line the summary page gives it. A figure
 of a row or a panel per variant is one figure per chapter of the registry
 (`<name>_<chapter>`): all of them in one made a page of 7,500 pixels whose
-words were 4 pixels high at the width a page shows it. render.py draws them, report.smk names
-their outputs, captions and categories, pages.py lists them. Adding a
-figure is an entry here, its drawing function and its caption; every
-precision but the base one (matmulstudy/precisions.py) has a progression of
-its own chapters here, with one caption for them all.
+words were 4 pixels high at the width a page shows it. render.py draws
+them, report.smk names their outputs, captions and categories, pages.py
+lists them. Adding a figure is an entry here, its drawing function and its
+caption; every precision but the base one (matmulstudy/precisions.py) has a
+progression of its own chapters here, with one caption for them all.
 """
 
 from __future__ import annotations
