@@ -1,7 +1,10 @@
-"""Every figure legible where it is shown: drawn again from each committed study's tables, checked from the
-renderer's own extents (report/plots/legible.py), and the committed files within their limits."""
+"""Every figure legible where it is shown: the check (report/plots/legible.py), tried on figures laid out
+wrong, and the committed files within their limits. The committed figures themselves are drawn again, checked
+and compared byte for byte by the probe's render (tests/test_report.py's `rendered`)."""
 
-import warnings
+import os
+import subprocess
+import sys
 
 import matplotlib.pyplot as plt
 import pytest
@@ -9,10 +12,8 @@ from PIL import Image
 
 from conftest import ROOT
 from matmulstudy.report import render
-from matmulstudy.report.committed import Study
 from matmulstudy.report.figures import FIGURES
 from matmulstudy.report.plots import legible
-from matmulstudy.report.plots.legible import IllegibleFigure
 
 COMMITTED = render.studies_in(ROOT / "reports")
 TALLEST_PNG = 2400        # pixels: a figure taller than this is one to split per chapter
@@ -20,23 +21,12 @@ STUDY_BYTES = 10_000_000  # a committed study, figures, pages and tables togethe
 
 
 @pytest.mark.parametrize("folder", COMMITTED, ids=lambda f: f.name)
-def test_every_figure_of_a_committed_study_is_legible_at_the_width_a_page_shows_it(folder, tmp_path):
-    """No two texts overlap, none is cut off, none is under 9 pixels at 900 pixels wide: IllegibleFigure, which
-    every save warns with, fails the test here. Each figure drawn is also the committed one, byte for byte."""
-    study = Study.load(folder)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", IllegibleFigure)
-        drawn = [path for f in FIGURES for path in f.draw(study, tmp_path / f.name)]
-    assert [p.name for p in drawn if p.read_bytes() != (folder / "figures" / p.name).read_bytes()] == []
-    assert sorted(p.name for p in drawn) == sorted(p.name for p in (folder / "figures").iterdir())   # none stale
-
-
-def test_the_figures_across_gpus_are_legible(tmp_path):
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", IllegibleFigure)
-        drawn = render.render_gpus(COMMITTED, tmp_path)
-    assert [p.name for p in drawn if p.suffix == ".svg" and p.read_bytes() != (ROOT / "reports" / "figures" / p.name)
-            .read_bytes()] == []
+def test_a_committed_study_holds_its_figures_and_no_other(folder):
+    """Each figure of the table, in each of its forms, and nothing stale (a figure renamed or split per chapter).
+    That each is legible and is what its tables draw, byte for byte, the probe's render checks
+    (tests/test_report.py's `rendered`: an IllegibleFigure stops it)."""
+    expected = {f"{f.name}.{ext}" for f in FIGURES for ext in f.files}
+    assert sorted(p.name for p in (folder / "figures").iterdir()) == sorted(expected)
 
 
 def _title_over_a_panel():
@@ -89,3 +79,17 @@ def test_a_committed_study_is_light_and_its_pngs_not_too_tall(folder):
     assert [(p.name, Image.open(p).height) for p in pngs if Image.open(p).height > TALLEST_PNG] == []
     if folder != ROOT / "reports":
         assert sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) <= STUDY_BYTES
+
+
+def test_the_renders_warning_filter_stops_a_render_at_an_illegible_figure(tmp_path):
+    """The probe's render runs with PYTHONWARNINGS set to test_report.py's LEGIBLE: an illegible figure saved there
+    raises (its warning's first words and base class are what the filter names), a legible one does not."""
+    from test_report import LEGIBLE
+    draw = ("import sys, pathlib, matplotlib.pyplot as plt; from matmulstudy.report.plots import style; "
+            "fig, ax = plt.subplots(figsize=(8, 3)); ax.set_title('a title', fontsize=float(sys.argv[1])); "
+            f"style.save(fig, pathlib.Path({str(tmp_path / 'x')!r}))")
+    for size, fails in (("3", True), ("11", False)):
+        proc = subprocess.run([sys.executable, "-c", draw, size], capture_output=True, text=True, timeout=120,
+                              env={**os.environ, "PYTHONWARNINGS": LEGIBLE}, cwd=ROOT)
+        assert (proc.returncode != 0) == fails and ("IllegibleFigure: illegible figure x:" in proc.stderr) == fails, \
+            proc.stderr[-500:]

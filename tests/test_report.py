@@ -26,6 +26,7 @@ TABLES = ["samples.csv.gz", "measured_with.csv", "summary.csv", "hardware.csv", 
           "registry.yaml", "crosscheck.csv", "repeat.csv", "before.csv", "sanitizer.csv", "faults.csv"]
 COMMITTED = render.studies_in(ROOT / "reports")
 COURSE = "h200"   # the study whose step pages the course (README, docs/) links: re-run at the numbering of today
+LEGIBLE = "error:illegible figure:UserWarning"   # an IllegibleFigure (its words, its base class) stops a render
 RENDER = "snakemake -s workflow/render.smk --cores 1 --forceall --report reports/report.html --report-after-run"
 
 
@@ -176,11 +177,14 @@ def probe(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def rendered(probe):
-    """Every committed study re-rendered in the probe's copy, as CI renders them (render.smk)."""
+    """Every committed study re-rendered in the probe's copy, as CI renders them (render.smk), every figure
+    legible where it is shown: an IllegibleFigure (report/plots/legible.py) fails the render."""
     repo, env, _ = probe
     args = [a for a in RENDER.split()[1:] if a not in ("-s", "workflow/render.smk")]
-    proc = snakemake(*args, cwd=repo, snakefile=repo / "workflow" / "render.smk", env=env)
+    proc = snakemake(*args, cwd=repo, snakefile=repo / "workflow" / "render.smk",
+                     env={**env, "PYTHONWARNINGS": LEGIBLE})
     assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Invalid -W option" not in proc.stderr + proc.stdout   # the check was made, not ignored
     return repo / "reports"
 
 

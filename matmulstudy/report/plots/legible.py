@@ -30,6 +30,9 @@ SVG_PX_PER_INCH = 96   # a browser's pixels in an SVG's inch (the PNG, at 120 an
 TIGHT_PAD_INCH = 0.1   # what savefig(bbox_inches="tight") adds around the drawn contents
 
 
+WARNING_START = "illegible figure"   # every warning's first words: `-W "error:illegible figure:UserWarning"`
+
+
 class IllegibleFigure(UserWarning):
     """A figure with text that overlaps, is cut off, or is too small where it is shown."""
 
@@ -37,7 +40,7 @@ class IllegibleFigure(UserWarning):
 def warn_if_illegible(fig, name: str) -> None:
     found = problems(fig)
     if found:
-        warnings.warn(f"{name}: " + "; ".join(found[:8]) + (f"; and {len(found) - 8} more" if len(found) > 8 else ""),
+        warnings.warn(f"{WARNING_START} {name}: " + "; ".join(found[:8]) + (f"; and {len(found) - 8} more" if len(found) > 8 else ""),
                       IllegibleFigure, stacklevel=3)
 
 
