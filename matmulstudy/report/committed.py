@@ -127,6 +127,10 @@ class Study:
             ids += [v.id for v in self.registry.values() if not v.is_step and (not v.is_gpu or v.id in references)]
         return df[df["variant"].isin(ids)]
 
+    def chapter_title(self, chapter: str) -> str:
+        """What a chapter's figure draws: the chapter's title, or in a study without a GPU its CPU variants."""
+        return "the CPU variants (no GPU in this study)" if self.cpu_only else self.registry.chapters[chapter].title
+
     def chapter_missing(self, chapter: str) -> str | None:
         """Why this study has nothing to draw of a chapter (one measured before the chapter was added, or one whose
         GPU skipped it), or None where it has the chapter's steps. A study without a GPU draws its CPU variants in

@@ -43,10 +43,8 @@ def render(report: Path, size: int | None = None, only: list[str] | None = None,
         study = Study.load(report, size)
         drawn = [_draw(report, size, name, study) for name in names]
     paths = [path for figure in drawn for path in figure]
-    if only is None:   # a figure no longer drawn (renamed, split per chapter, a form no longer written)
-        for old in sorted((Path(report) / "figures").iterdir()):
-            if old not in paths:
-                old.unlink()
+    if only is None:
+        remove_others(Path(report) / "figures", paths)
     page, rst = Path(report) / "README.md", Path(report) / "provenance.rst"
     written = [path for path, text in ((page, pages.study_page(study)), (rst, provenance_rst(study)))
                if write_changed(path, text)]
@@ -60,6 +58,14 @@ def write_changed(path: Path, text: str) -> bool:
         return False
     path.write_text(text)
     return True
+
+
+def remove_others(folder: Path, kept: list[Path]) -> None:
+    """Every file of `folder` but those just written: a figure no longer drawn (renamed, split per chapter, a
+    form no longer written) goes."""
+    for old in sorted(folder.iterdir()):
+        if old not in kept:
+            old.unlink()
 
 
 def _draw(report: Path, size: int | None, name: str, study: Study | None = None) -> list[Path]:
@@ -86,9 +92,7 @@ def render_gpus(reports: list[Path], out: Path, size: int = DEFAULT_SIZE) -> lis
     studies = [Study.load(r) for r in reports]
     paths = [path for p in precisions.TABLE
              for path in plots.by_gpu(studies, size, Path(out) / "figures" / f"progression_by_gpu_{p.id}", p)]
-    for old in sorted((Path(out) / "figures").iterdir()):   # a figure no longer drawn
-        if old not in paths:
-            old.unlink()
+    remove_others(Path(out) / "figures", paths)
     index = Path(out) / "README.md"
     index.write_text(pages.index_page(studies, size, load_registry(check_files=False)))
     return paths + [index]

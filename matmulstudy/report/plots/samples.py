@@ -39,21 +39,20 @@ def size_sweep(study: Study, stem: Path, chapter: str) -> list[Path]:
     other = not shown[~_square(shown)].empty
     fig, axes = plt.subplots(1 + other, 1, figsize=(10, 4.8 + other * (0.27 * len(order) + 1.6)), squeeze=False,
                              layout="constrained", height_ratios=[4.8] + [0.27 * len(order) + 1.6] * other)
-    _sweep_square(axes[0, 0], shown[_square(shown)], shown[_square(shown)], order, pal, marks)
+    _sweep_square(axes[0, 0], shown[_square(shown)], order, pal, marks)
     handles, labels = axes[0, 0].get_legend_handles_labels()
     axes[0, 0].get_legend().remove()
     failed = [(h, t) for h, t in zip(handles, labels) if t not in order]   # the red crosses' entry
     if other:
-        _sweep_other(axes[1, 0], shown[~_square(shown)], shown[~_square(shown)], order, pal, marks)
+        _sweep_other(axes[1, 0], shown[~_square(shown)], order, pal, marks)
         axes[1, 0].set_title("other shapes, a row per variant (its line and marker as above)", fontsize=11)
         axes[1, 0].legend(*map(list, zip(*([(h, t) for h, t in zip(*axes[1, 0].get_legend_handles_labels())]
                                            + failed))), title="shape M×N×K", fontsize=9, title_fontsize=9,
                           loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
     else:   # no other shapes: the variants' key beside the square sizes
         axes[0, 0].legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False, fontsize=9)
-    title = (registry.chapters[chapter].title if not study.cpu_only else "the CPU variants (no GPU in this study)")
-    axes[0, 0].set_title(f"{title}, float32, on {gpu}:\nmedian of the timed runs (band and bars: interquartile "
-                         "range)", fontsize=11)
+    axes[0, 0].set_title(f"{study.chapter_title(chapter)}, float32, on {gpu}:\nmedian of the timed runs (band and "
+                         "bars: interquartile range)", fontsize=11)
     return save(fig, stem)
 
 
@@ -61,13 +60,12 @@ def _square(df: pd.DataFrame) -> pd.Series:
     return (df["M"] == df["N"]) & (df["N"] == df["K"])
 
 
-def _sweep_square(ax, square: pd.DataFrame, failing: pd.DataFrame, order: list[str], pal: dict,
-                  marks: dict) -> None:
+def _sweep_square(ax, square: pd.DataFrame, order: list[str], pal: dict, marks: dict) -> None:
     """GFLOP/s against the square size n, a line per variant (`order`: the titles in the legend's order)."""
     sns.lineplot(data=square[square["verified"]], x="M", y="gflops", hue="title", hue_order=order, palette=pal,
                  style="title", style_order=order, markers=marks, dashes=False, estimator="median",
                  errorbar=IQR, markersize=6, ax=ax)
-    mark_failures(ax, failing[~failing["verified"]].drop_duplicates(["variant", "M"]), "M")
+    mark_failures(ax, square[~square["verified"]].drop_duplicates(["variant", "M"]), "M")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     plain_log_ticks(ax.yaxis)
@@ -82,7 +80,7 @@ def _sweep_square(ax, square: pd.DataFrame, failing: pd.DataFrame, order: list[s
 SHAPE_STYLES = (("o", "#111111"), ("s", "#6e6e6e"), ("D", "#b0b0b0"), ("^", "#3a3a3a"), ("v", "#909090"))
 
 
-def _sweep_other(ax, other: pd.DataFrame, failing: pd.DataFrame, order: list[str], pal: dict, marks: dict) -> None:
+def _sweep_other(ax, other: pd.DataFrame, order: list[str], pal: dict, marks: dict) -> None:
     """GFLOP/s at each non-square shape: a row per variant (`order`), a point and its interquartile range per
     shape; each row's label has its variant's line and marker, as the left panel draws them."""
     shapes = sorted(set(zip(other["M"], other["N"], other["K"])))
@@ -95,7 +93,7 @@ def _sweep_other(ax, other: pd.DataFrame, failing: pd.DataFrame, order: list[str
         y = [rows[title] + offset for title in q.index.get_level_values("title")]
         ax.errorbar(q[0.5], y, xerr=[q[0.5] - q[0.25], q[0.75] - q[0.5]], fmt=marker, color=grey, ms=4.5,
                     mec="black", mew=0.5, elinewidth=1, label=shape_label(*shape))
-    bad = failing[~failing["verified"]].drop_duplicates(["variant", "M", "N", "K"])
+    bad = other[~other["verified"]].drop_duplicates(["variant", "M", "N", "K"])
     for _, r in bad.iterrows():
         ax.annotate(f"{shape_label(r['M'], r['N'], r['K'])}: {failure_kind(r.to_frame().T)}",
                     (0.02, rows[r["title"]]), xycoords=("axes fraction", "data"), va="center", color="red",
@@ -187,8 +185,8 @@ def timing(study: Study, stem: Path, chapter: str) -> list[Path]:
     right.tick_params(length=0)
     ax.set_xlabel(f"time relative to the variant's median, % (arrows: samples beyond ±{reach:.2g}%)")
     ax.set_ylabel("")
-    title = registry.chapters[chapter].title if not study.cpu_only else "the CPU variants"
-    ax.set_title(f"Every timed sample at {size}×{size}×{size}, float32, on {gpu_name}: {title}\n"
+    ax.set_title(f"Every timed sample at {size}×{size}×{size}, float32, on {gpu_name}: "
+                 f"{study.chapter_title(chapter)}\n"
                  "(box: quartiles; whiskers: 1.5 IQR)", fontsize=11)
     handles, labels = ax.get_legend_handles_labels()
     if ax.get_legend() is not None:
@@ -230,8 +228,8 @@ def margin(study: Study, stem: Path, chapter: str) -> list[Path]:
     ax.set_xlabel("margin: largest |C - R| over the bound (log scale)"
                   + (f";\n{exact.sum()} exact results (margin 0) drawn at the left" if exact.any() else ""))
     ax.set_ylabel("")
-    title = study.registry.chapters[chapter].title if not study.cpu_only else "the CPU variants"
-    ax.set_title(f"Verification margins, float32, on {study.gpu['gpu_name']}: {title}\nevery element checked, "
+    ax.set_title(f"Verification margins, float32, on {study.gpu['gpu_name']}: {study.chapter_title(chapter)}\n"
+                 "every element checked, "
                  "one point per shape", fontsize=11, pad=18)
     ax.legend(title="shape", fontsize=9, title_fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
     return save(fig, stem)
